@@ -1,0 +1,37 @@
+"""Train one model: ``python scripts/train.py attention=additive`` (see README)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from seq2seq.config import register_configs
+from seq2seq.errors import exit_on_user_error
+from seq2seq.train import TrainingInterrupted, train
+
+register_configs()
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+@exit_on_user_error
+def main(cfg: DictConfig) -> float:
+    try:
+        summary = train(cfg, HydraConfig.get().runtime.output_dir)
+    except TrainingInterrupted as stop:
+        print(
+            f"stopped by {stop}; checkpoint saved to {stop.path}. Continue with: "
+            f"python scripts/train.py resume=true hydra.run.dir={stop.path.parents[1]}",
+            file=sys.stderr,
+        )
+        raise SystemExit(128 + stop.signum) from None
+    return summary["test"]["bleu"]
+
+
+if __name__ == "__main__":
+    main()

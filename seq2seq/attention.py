@@ -1,0 +1,219 @@
+"""Attention mechanisms behind one masked interface.
+
+Every mechanism turns a decoder *query* and the encoder outputs (*keys*, which are also the
+values) into a *context* vector and the attention *weights*:
+
+    step:     query (B, D_q), keys (B, T_s, D_k), mask (B, T_s)
+              -> context (B, D_k), weights (B, heads, T_s)
+    sequence: query (B, T_q, D_q), keys, mask
+              -> context (B, T_q, D_k), weights (B, heads, T_q, T_s)
+
+``mask`` is True for real tokens. Masked positions get exactly 0 weight, the real ones sum to 1,
+and a row without any real token gets all-zero weights and a zero context (never NaN).
+
+Work that depends only on the keys (e.g. Bahdanau's ``U_a k``) is done once per batch by
+:meth:`Attention.prepare`; the decoder then calls :meth:`Attention.attend` at every step.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from typing import NamedTuple
+
+import torch
+from torch import Tensor, nn
+
+
+class Memory(NamedTuple):
+    """What an attention mechanism keeps of the encoder outputs for a whole batch.
+
+    scores_from: what queries are compared with, e.g. projected keys (B, T_s, A) or
+                 per-head keys (B, heads, T_s, d); ``None`` for :class:`NoAttention`
+    values:      what the context is averaged from, (B, T_s, D_k) or (B, heads, T_s, d);
+                 for :class:`NoAttention`, the fixed context (B, D_k)
+    mask:        (B, T_s) bool, True = real token
+    """
+
+    scores_from: Tensor | None
+    values: Tensor
+    mask: Tensor
+
+
+def masked_softmax(scores: Tensor, mask: Tensor) -> Tensor:
+    """Softmax over the last axis with masked positions at exactly 0.
+
+    scores: (..., T_s); mask: bool, broadcastable to ``scores``, True = real token.
+    A row with no real token comes out all zeros instead of NaN: filling with the
+    dtype's lowest finite value (not -inf) keeps the softmax finite, and multiplying by
+    the mask zeroes such a row.
+    """
+    filled = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(filled, dim=-1) * mask
+
+
+class Attention(nn.Module, ABC):
+    """Base class: ``prepare`` once per batch, ``attend`` per decoder step (or for all steps)."""
+
+    num_heads: int
+    context_size: int
+
+    @abstractmethod
+    def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
+        """keys (B, T_s, D_k), mask (B, T_s) -> :class:`Memory`."""
+
+    @abstractmethod
+    def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor | None]:
+        """query (B, T_q, D_q) -> context (B, T_q, D_k), weights (B, heads, T_q, T_s)."""
+
+    def attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor | None]:
+        """Step form for query (B, D_q), sequence form for query (B, T_q, D_q)."""
+        if query.dim() == 3:
+            return self._attend(query, memory)
+        context, weights = self._attend(query.unsqueeze(1), memory)
+        return context.squeeze(1), None if weights is None else weights.squeeze(2)
+
+    def forward(self, query: Tensor, keys: Tensor, mask: Tensor) -> tuple[Tensor, Tensor | None]:
+        return self.attend(query, self.prepare(keys, mask))
+
+
+class NoAttention(Attention):
+    """The baseline: every decoder step sees the same fixed vector, the encoder's final state.
+
+    With a bidirectional encoder that is the forward half at the last real position joined to
+    the backward half at the first position (exactly the GRU's final states). Weights are None.
+    """
+
+    num_heads = 0
+
+    def __init__(self, key_dim: int, bidirectional: bool = True) -> None:
+        super().__init__()
+        self.context_size = key_dim
+        self.bidirectional = bidirectional
+
+    def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
+        last = (mask.sum(dim=1) - 1).clamp(min=0)  # (B,) index of the last real token
+        batch = torch.arange(keys.size(0), device=keys.device)
+        final = keys[batch, last]  # (B, D_k)
+        if self.bidirectional:
+            half = keys.size(-1) // 2
+            final = torch.cat([final[:, :half], keys[:, 0, half:]], dim=-1)
+        final = final * mask.any(dim=1, keepdim=True)
+        return Memory(None, final, mask)
+
+    def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, None]:
+        context = memory.values.unsqueeze(1).expand(-1, query.size(1), -1)
+        return context, None
+
+
+class AdditiveAttention(Attention):
+    """Bahdanau attention: ``score(q, k) = v_aᵀ tanh(W_a q + U_a k)``; sizes may differ."""
+
+    num_heads = 1
+
+    def __init__(self, query_dim: int, key_dim: int, hidden_dim: int) -> None:
+        super().__init__()
+        self.context_size = key_dim
+        self.query_layer = nn.Linear(query_dim, hidden_dim, bias=True)  # W_a
+        self.key_layer = nn.Linear(key_dim, hidden_dim, bias=False)  # U_a
+        self.energy_layer = nn.Linear(hidden_dim, 1, bias=False)  # v_a
+
+    def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
+        return Memory(self.key_layer(keys), keys, mask)  # U_a k: (B, T_s, A), once per batch
+
+    def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor]:
+        assert memory.scores_from is not None
+        projected_query = self.query_layer(query).unsqueeze(2)  # (B, T_q, 1, A)
+        energy = torch.tanh(projected_query + memory.scores_from.unsqueeze(1))  # (B, T_q, T_s, A)
+        scores = self.energy_layer(energy).squeeze(-1)  # (B, T_q, T_s)
+        weights = masked_softmax(scores, memory.mask.unsqueeze(1))
+        return weights @ memory.values, weights.unsqueeze(1)
+
+
+class ScaledDotProductAttention(Attention):
+    """``score(q, k) = q·k / √d_k``; a learned query projection only when ``D_q != D_k``."""
+
+    num_heads = 1
+
+    def __init__(self, query_dim: int, key_dim: int) -> None:
+        super().__init__()
+        self.context_size = key_dim
+        self.query_layer = (
+            nn.Linear(query_dim, key_dim, bias=False) if query_dim != key_dim else None
+        )
+        self.scale = 1.0 / math.sqrt(key_dim)
+
+    def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
+        return Memory(keys, keys, mask)
+
+    def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor]:
+        assert memory.scores_from is not None
+        if self.query_layer is not None:
+            query = self.query_layer(query)
+        scores = (query @ memory.scores_from.transpose(1, 2)) * self.scale  # (B, T_q, T_s)
+        weights = masked_softmax(scores, memory.mask.unsqueeze(1))
+        return weights @ memory.values, weights.unsqueeze(1)
+
+
+class MultiHeadAttention(Attention):
+    """``h`` heads of scaled dot-product attention over learned projections (Vaswani et al.).
+
+    ``head_i = softmax(q W_i^Q (K W_i^K)ᵀ / √d) V W_i^V`` with ``d = D_k / h``; the heads are
+    concatenated and projected by ``W^O``. The weights keep every head, for heatmaps.
+    """
+
+    def __init__(self, query_dim: int, key_dim: int, num_heads: int) -> None:
+        super().__init__()
+        if num_heads < 1 or key_dim % num_heads:
+            raise ValueError(f"num_heads={num_heads} must divide the key size {key_dim}")
+        self.num_heads = num_heads
+        self.head_dim = key_dim // num_heads
+        self.context_size = key_dim
+        self.query_layer = nn.Linear(query_dim, key_dim)  # W^Q, all heads at once
+        self.key_layer = nn.Linear(key_dim, key_dim)  # W^K
+        self.value_layer = nn.Linear(key_dim, key_dim)  # W^V
+        self.output_layer = nn.Linear(key_dim, key_dim)  # W^O
+        self.scale = 1.0 / math.sqrt(self.head_dim)
+
+    def _split_heads(self, x: Tensor) -> Tensor:
+        """(B, T, h·d) -> (B, h, T, d)."""
+        return x.unflatten(-1, (self.num_heads, self.head_dim)).transpose(1, 2)
+
+    def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
+        return Memory(
+            self._split_heads(self.key_layer(keys)), self._split_heads(self.value_layer(keys)), mask
+        )
+
+    def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor]:
+        assert memory.scores_from is not None
+        heads_query = self._split_heads(self.query_layer(query))  # (B, h, T_q, d)
+        scores = (heads_query @ memory.scores_from.transpose(2, 3)) * self.scale  # (B, h, T_q, T_s)
+        weights = masked_softmax(scores, memory.mask[:, None, None, :])
+        heads_context = weights @ memory.values  # (B, h, T_q, d)
+        context = self.output_layer(heads_context.transpose(1, 2).flatten(2))  # (B, T_q, D_k)
+        has_real = memory.mask.any(dim=1)[:, None, None]  # W^O's bias must not leak into empty rows
+        return context * has_real, weights
+
+
+ATTENTION_TYPES = ("none", "additive", "dot", "multihead")
+
+
+def build_attention(
+    name: str,
+    query_dim: int,
+    key_dim: int,
+    *,
+    hidden_dim: int,
+    num_heads: int = 1,
+    bidirectional: bool = True,
+) -> Attention:
+    """The attention mechanism called ``name`` (one of :data:`ATTENTION_TYPES`)."""
+    if name == "none":
+        return NoAttention(key_dim, bidirectional)
+    if name == "additive":
+        return AdditiveAttention(query_dim, key_dim, hidden_dim)
+    if name == "dot":
+        return ScaledDotProductAttention(query_dim, key_dim)
+    if name == "multihead":
+        return MultiHeadAttention(query_dim, key_dim, num_heads)
+    raise ValueError(f"unknown attention {name!r}; choose one of {', '.join(ATTENTION_TYPES)}")

@@ -1,0 +1,112 @@
+"""Checkpoints as plain data: safe to load with ``weights_only=True``, written atomically.
+
+A checkpoint is a dict of tensors, numbers, strings, lists and dicts only — model, optimizer
+and scheduler states, RNG states, the training position, the vocabularies and the resolved
+config — so loading one never runs code, and a file needing pickle code is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import random
+import zipfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from seq2seq.data.vocab import Vocab
+from seq2seq.errors import UserError
+from seq2seq.model import ModelSpec, Seq2Seq
+
+FORMAT_VERSION = 1
+
+
+def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
+    """Write ``payload`` to ``path`` atomically: a temporary file, fsync, then rename.
+
+    A crash at any moment leaves either the previous file or the new complete one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "wb") as handle:
+        torch.save({"format_version": FORMAT_VERSION, **payload}, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Load with ``weights_only=True``; every failure becomes a one-line :class:`UserError`."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"checkpoint {path} does not exist; check the run folder")
+    try:
+        payload = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as err:
+        if "Weights only load failed" in str(err) or "Unsupported" in str(err):
+            raise UserError(
+                f"checkpoint {path} contains Python objects that need code to load; refusing it "
+                "(only checkpoints written by this project, which hold plain data, load)"
+            ) from None
+        raise UserError(f"checkpoint {path} is corrupted ({_first_line(err)})") from None
+    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as err:
+        raise UserError(
+            f"checkpoint {path} is truncated or corrupted ({_first_line(err)}); "
+            "use another checkpoint (e.g. best.pt) or retrain"
+        ) from None
+    if not isinstance(payload, dict) or payload.get("format_version") != FORMAT_VERSION:
+        raise UserError(f"{path} is not a checkpoint written by this version of seq2seq")
+    return payload
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0][:160] if text else type(err).__name__
+
+
+def model_from_checkpoint(
+    payload: dict[str, Any], device: str | torch.device = "cpu"
+) -> tuple[Seq2Seq, Vocab, Vocab]:
+    """Rebuild the model and its vocabularies; mismatches are a :class:`UserError`."""
+    spec = ModelSpec(**payload["model_spec"])
+    src_vocab = Vocab.from_dict(payload["vocab"]["src"])
+    tgt_vocab = Vocab.from_dict(payload["vocab"]["tgt"])
+    if (len(src_vocab), len(tgt_vocab)) != (spec.src_vocab_size, spec.tgt_vocab_size):
+        raise UserError("checkpoint is inconsistent: its vocabularies do not fit its model")
+    model = Seq2Seq(spec)
+    try:
+        model.load_state_dict(payload["model"])
+    except RuntimeError as err:
+        raise UserError(
+            f"checkpoint weights do not fit its model config ({_first_line(err)})"
+        ) from None
+    return model.to(device), src_vocab, tgt_vocab
+
+
+def spec_dict(spec: ModelSpec) -> dict[str, Any]:
+    return asdict(spec)
+
+
+def rng_states() -> dict[str, Any]:
+    """Python's and PyTorch's RNG states, as plain data."""
+    states: dict[str, Any] = {"python": random.getstate(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def restore_rng_states(states: dict[str, Any]) -> None:
+    version, internal, gauss = states["python"]
+    random.setstate((version, tuple(internal), gauss))
+    torch.set_rng_state(states["torch"])
+    if "cuda" in states and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])

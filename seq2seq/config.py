@@ -1,0 +1,153 @@
+"""The configuration schema: typed dataclasses registered in Hydra's ConfigStore.
+
+Hydra merges ``conf/`` into these, so a typo'd key or a value of the wrong type fails before
+training with Hydra's message; :func:`validate` then checks ranges and combinations.
+Every field's ``help`` text is the reference documentation of that option.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import DictConfig, OmegaConf
+
+from seq2seq.attention import ATTENTION_TYPES
+from seq2seq.errors import UserError
+
+
+def _f(default: Any, help: str) -> Any:
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={"help": help})
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class DataConfig:
+    name: str = _f("synthetic", "Name of the corpus (shown in run names and reports).")
+    dir: str = _f("data/synthetic", "Folder holding train.tsv, valid.tsv and test.tsv.")
+    synthetic: bool = _f(True, "Generate the synthetic splits into `dir` when they are missing.")
+    path: str | None = _f(
+        None, "A single TSV to split into train/valid/test instead of reading `dir` (e.g. Tatoeba)."
+    )
+    valid_size: int = _f(1000, "Validation pairs (synthetic corpus, or taken from `path`).")
+    test_size: int = _f(1000, "Test pairs (synthetic: stratified by source length).")
+    train_size: int = _f(16000, "Training pairs of the synthetic corpus.")
+    min_len: int = _f(3, "Shortest synthetic source sentence (tokens).")
+    max_len: int = _f(50, "Longest synthetic source sentence (tokens).")
+    src_column: int = _f(0, "0-based TSV column of the Chinese source.")
+    tgt_column: int = _f(1, "0-based TSV column of the English target.")
+    alignment_column: int | None = _f(2, "0-based TSV column of gold alignments, or null.")
+    char_level_src: bool = _f(False, "Split unsegmented Chinese into characters.")
+    lowercase_tgt: bool = _f(False, "Lowercase the English side.")
+    split_tgt_punct: bool = _f(False, "Detach punctuation from English words.")
+    min_freq: int = _f(1, "Tokens seen fewer times in training map to <unk>.")
+    samples: list[str] = _f(
+        ["我 爱 中国"], "Source sentences whose attention heatmaps and translations are logged."
+    )
+
+
+@dataclass
+class ModelConfig:
+    embed_size: int = _f(64, "Embedding size of both languages.")
+    hidden_size: int = _f(128, "GRU size (per direction in the encoder; the decoder's state).")
+    encoder_layers: int = _f(1, "Stacked encoder GRU layers.")
+    bidirectional: bool = _f(True, "Bidirectional encoder.")
+    dropout: float = _f(0.1, "Dropout on embeddings and the output layer.")
+
+
+@dataclass
+class AttentionConfig:
+    type: str = _f("additive", f"One of {', '.join(ATTENTION_TYPES)}.")
+    num_heads: int = _f(1, "Heads of multi-head attention (must divide 2·hidden_size).")
+    hidden_size: int | None = _f(
+        None, "Additive attention's hidden size; null = model.hidden_size."
+    )
+
+
+@dataclass
+class TrainConfig:
+    batch_size: int = _f(64, "Sentence pairs per training batch.")
+    eval_batch_size: int = _f(256, "Sentence pairs per evaluation batch.")
+    lr: float = _f(3e-3, "Adam learning rate.")
+    max_steps: int = _f(0, "Stop after this many updates (0 = no limit).")
+    max_epochs: int = _f(20, "Stop after this many passes over the training data.")
+    eval_every: int = _f(250, "Validate (loss, greedy BLEU, exact match, heatmaps) every N steps.")
+    patience: int = _f(6, "Stop after this many validations without a better valid BLEU.")
+    clip_grad_norm: float = _f(1.0, "Clip the gradient norm to this (0 = off).")
+    teacher_forcing: float = _f(1.0, "Probability of feeding the reference token at each step.")
+    lr_factor: float = _f(0.5, "Multiply the learning rate by this when valid loss plateaus.")
+    lr_patience: int = _f(2, "Validations without a better valid loss before the lr drops.")
+    stop_at_exact_match: float | None = _f(
+        None, "Stop as soon as valid exact match reaches this fraction (null = off)."
+    )
+    log_every: int = _f(10, "Write loss/lr/grad-norm to TensorBoard every N steps.")
+    beam_size: int = _f(1, "Beam size of the final test evaluation (1 = greedy).")
+    num_threads: int = _f(0, "CPU threads for PyTorch (0 = all cores).")
+
+
+@dataclass
+class Config:
+    seed: int = _f(0, "One seed for the corpus, initialisation, batching and sampling.")
+    device: str = _f("auto", "auto (CUDA when present), cpu or cuda.")
+    resume: bool = _f(False, "Continue from checkpoints/last.pt in the run folder (hydra.run.dir).")
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    attention: AttentionConfig = field(default_factory=AttentionConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+
+def register_configs() -> None:
+    """Register the schema so ``conf/config.yaml`` can list ``config_schema`` in its defaults."""
+    ConfigStore.instance().store(name="config_schema", node=Config)
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise UserError(message)
+
+
+def validate(cfg: DictConfig | Config) -> None:
+    """Check ranges and combinations Hydra's type check cannot; raise :class:`UserError`."""
+    a, m, t, d = cfg.attention, cfg.model, cfg.train, cfg.data
+    _check(
+        a.type in ATTENTION_TYPES,
+        f"attention.type={a.type!r} is unknown; choose one of {', '.join(ATTENTION_TYPES)}",
+    )
+    _check(cfg.device in ("auto", "cpu", "cuda"), f"device={cfg.device!r}: use auto, cpu or cuda")
+    for name in ("embed_size", "hidden_size", "encoder_layers"):
+        _check(getattr(m, name) > 0, f"model.{name} must be positive, got {getattr(m, name)}")
+    _check(0.0 <= m.dropout < 1.0, f"model.dropout must be in [0, 1), got {m.dropout}")
+    key_size = m.hidden_size * (2 if m.bidirectional else 1)
+    _check(a.num_heads >= 1, f"attention.num_heads must be at least 1, got {a.num_heads}")
+    _check(
+        a.type != "multihead" or key_size % a.num_heads == 0,
+        f"attention.num_heads={a.num_heads} must divide the encoder output size {key_size} "
+        f"(model.hidden_size × directions)",
+    )
+    _check(a.hidden_size is None or a.hidden_size > 0, "attention.hidden_size must be positive")
+    for name in ("batch_size", "eval_batch_size", "eval_every", "log_every", "beam_size"):
+        _check(getattr(t, name) >= 1, f"train.{name} must be at least 1, got {getattr(t, name)}")
+    _check(t.lr > 0, f"train.lr must be positive, got {t.lr}")
+    for name in ("max_steps", "max_epochs", "patience", "lr_patience", "num_threads"):
+        _check(getattr(t, name) >= 0, f"train.{name} must not be negative, got {getattr(t, name)}")
+    _check(t.max_steps > 0 or t.max_epochs > 0, "set train.max_steps or train.max_epochs above 0")
+    _check(
+        t.clip_grad_norm >= 0, f"train.clip_grad_norm must not be negative, got {t.clip_grad_norm}"
+    )
+    _check(0.0 <= t.teacher_forcing <= 1.0, "train.teacher_forcing must be in [0, 1]")
+    _check(0.0 < t.lr_factor < 1.0, f"train.lr_factor must be in (0, 1), got {t.lr_factor}")
+    for name in ("train_size", "valid_size", "test_size", "min_freq"):
+        _check(getattr(d, name) >= 1, f"data.{name} must be at least 1, got {getattr(d, name)}")
+    _check(
+        1 <= d.min_len <= d.max_len,
+        f"data.min_len ({d.min_len}) must be between 1 and data.max_len ({d.max_len})",
+    )
+
+
+def to_plain(cfg: DictConfig) -> dict[str, Any]:
+    """The resolved config as plain Python data (for checkpoints and JSON)."""
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(plain, dict)
+    return plain  # type: ignore[return-value]

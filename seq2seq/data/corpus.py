@@ -1,0 +1,143 @@
+"""Parallel corpora on disk: one pair per line, ``zh<TAB>en[<TAB>alignment]``.
+
+An alignment is written in Pharaoh format: space-separated ``i-j`` links, 0-based
+(source index ``i``, target index ``j``), sure links only; unaligned tokens are left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from seq2seq.errors import UserError
+
+Alignment = tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One sentence pair, already tokenized.
+
+    ``alignment`` holds gold ``(src_index, tgt_index)`` links, or ``None`` when unknown.
+    """
+
+    src: tuple[str, ...]
+    tgt: tuple[str, ...]
+    alignment: Alignment | None = None
+
+
+@dataclass(frozen=True)
+class TsvFormat:
+    """How to read a TSV corpus.
+
+    Columns are 0-based. ``alignment_column=None`` ignores alignments; extra columns
+    (e.g. Tatoeba's attribution) are allowed. ``char_level_src`` splits unsegmented
+    Chinese into characters instead of on spaces.
+    """
+
+    src_column: int = 0
+    tgt_column: int = 1
+    alignment_column: int | None = 2
+    char_level_src: bool = False
+    lowercase_tgt: bool = False
+    split_tgt_punct: bool = False
+
+
+def format_alignment(alignment: Iterable[tuple[int, int]]) -> str:
+    """``[(0, 0), (2, 1)]`` -> ``"0-0 2-1"``."""
+    return " ".join(f"{i}-{j}" for i, j in alignment)
+
+
+def parse_alignment(text: str, src_len: int, tgt_len: int) -> Alignment:
+    """Parse Pharaoh links and check every index is inside the sentence pair.
+
+    Raises ``ValueError`` with a short reason (the caller adds file and line).
+    """
+    links = []
+    for link in text.split():
+        parts = link.split("-")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            raise ValueError(f"bad alignment link {link!r} (expected i-j with 0-based integers)")
+        i, j = int(parts[0]), int(parts[1])
+        if i >= src_len or j >= tgt_len:
+            raise ValueError(
+                f"alignment link {link!r} is out of range for {src_len} source "
+                f"and {tgt_len} target tokens"
+            )
+        links.append((i, j))
+    return tuple(links)
+
+
+def tokenize_src(text: str, char_level: bool) -> tuple[str, ...]:
+    """Split Chinese on spaces, or into characters (spaces dropped) when ``char_level``."""
+    if char_level:
+        return tuple(ch for ch in text if not ch.isspace())
+    return tuple(text.split())
+
+
+_WORD_OR_PUNCT = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
+
+
+def tokenize_tgt(text: str, lowercase: bool = False, split_punct: bool = False) -> tuple[str, ...]:
+    """Split English on spaces; optionally lowercase, detach punctuation (``Hi!`` -> ``Hi !``)."""
+    if lowercase:
+        text = text.lower()
+    if split_punct:
+        return tuple(_WORD_OR_PUNCT.findall(text))
+    return tuple(text.split())
+
+
+def read_tsv(path: str | Path, fmt: TsvFormat = TsvFormat()) -> list[Pair]:
+    """Read a parallel corpus; blank lines are skipped.
+
+    Raises :class:`UserError` naming the file and line for a missing file, non-UTF-8
+    bytes, a missing column, an empty sentence or a malformed alignment.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"corpus file {path} does not exist; check data.dir or the path you gave")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        line_no = path.read_bytes()[: err.start].count(b"\n") + 1
+        raise UserError(f"{path}:{line_no}: not valid UTF-8; re-save the file as UTF-8") from None
+    needed = max(fmt.src_column, fmt.tgt_column)
+    pairs = []
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if len(fields) <= needed:
+            raise UserError(
+                f"{path}:{line_no}: expected at least {needed + 1} tab-separated columns, "
+                f"found {len(fields)}; separate source and target with a TAB"
+            )
+        src = tokenize_src(fields[fmt.src_column], fmt.char_level_src)
+        tgt = tokenize_tgt(fields[fmt.tgt_column], fmt.lowercase_tgt, fmt.split_tgt_punct)
+        if not src or not tgt:
+            raise UserError(f"{path}:{line_no}: empty source or target sentence")
+        alignment = None
+        if fmt.alignment_column is not None and len(fields) > fmt.alignment_column:
+            try:
+                alignment = parse_alignment(fields[fmt.alignment_column], len(src), len(tgt))
+            except ValueError as err:
+                raise UserError(f"{path}:{line_no}: {err}") from None
+        pairs.append(Pair(src, tgt, alignment))
+    return pairs
+
+
+def write_tsv(path: str | Path, pairs: Sequence[Pair]) -> None:
+    """Write ``zh<TAB>en<TAB>alignment`` lines (UTF-8, ``\\n`` endings) atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for pair in pairs:
+        fields = [" ".join(pair.src), " ".join(pair.tgt)]
+        if pair.alignment is not None:
+            fields.append(format_alignment(pair.alignment))
+        lines.append("\t".join(fields) + "\n")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(lines), encoding="utf-8", newline="\n")
+    tmp.replace(path)

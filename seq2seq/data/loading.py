@@ -1,0 +1,106 @@
+"""From a ``data`` config to train/valid/test pairs and vocabularies."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from seq2seq.data.corpus import Pair, TsvFormat, read_tsv
+from seq2seq.data.vocab import Vocab
+from seq2seq.errors import UserError
+
+SPLITS = ("train", "valid", "test")
+
+
+@dataclass
+class Corpus:
+    """The three splits and the vocabularies built from the training split only."""
+
+    train: list[Pair]
+    valid: list[Pair]
+    test: list[Pair]
+    src_vocab: Vocab
+    tgt_vocab: Vocab
+
+    @property
+    def has_alignments(self) -> bool:
+        return all(p.alignment is not None for p in self.test) and bool(self.test)
+
+
+def tsv_format(data: DictConfig) -> TsvFormat:
+    return TsvFormat(
+        src_column=data.src_column,
+        tgt_column=data.tgt_column,
+        alignment_column=data.alignment_column,
+        char_level_src=data.char_level_src,
+        lowercase_tgt=data.lowercase_tgt,
+        split_tgt_punct=data.split_tgt_punct,
+    )
+
+
+def ensure_synthetic_corpus(data: DictConfig, seed: int) -> Path:
+    """Write the synthetic splits into ``data.dir`` unless all three files are there."""
+    from seq2seq.data.synthetic import CorpusSpec, generate_splits, write_splits
+
+    directory = Path(data.dir)
+    if all((directory / f"{split}.tsv").is_file() for split in SPLITS):
+        return directory
+    spec = CorpusSpec(
+        seed=seed,
+        train_size=data.train_size,
+        valid_size=data.valid_size,
+        test_size=data.test_size,
+        min_len=data.min_len,
+        max_len=data.max_len,
+    )
+    write_splits(generate_splits(spec), directory)
+    return directory
+
+
+def split_single_file(pairs: list[Pair], valid_size: int, test_size: int, seed: int) -> dict:
+    """Shuffle (by ``seed``) and cut one corpus into splits; a source never spans two splits."""
+    by_source: dict[tuple[str, ...], list[Pair]] = {}
+    for pair in pairs:
+        by_source.setdefault(pair.src, []).append(pair)
+    groups = list(by_source.values())
+    random.Random(seed).shuffle(groups)
+    if len(groups) <= valid_size + test_size:
+        raise UserError(
+            f"the corpus has only {len(groups)} distinct sources, too few for "
+            f"data.valid_size={valid_size} and data.test_size={test_size}; lower them"
+        )
+    flat = [
+        groups[:valid_size],
+        groups[valid_size : valid_size + test_size],
+        groups[valid_size + test_size :],
+    ]
+    valid, test, train = ([p for g in part for p in g] for part in flat)
+    return {"train": train, "valid": valid, "test": test}
+
+
+def load_corpus(data: DictConfig, seed: int) -> Corpus:
+    """Read (generating the synthetic corpus first if needed) and build the vocabularies."""
+    fmt = tsv_format(data)
+    if data.get("path"):
+        splits = split_single_file(read_tsv(data.path, fmt), data.valid_size, data.test_size, seed)
+    else:
+        if data.synthetic:
+            ensure_synthetic_corpus(data, seed)
+        directory = Path(data.dir)
+        if not directory.is_dir():
+            raise UserError(
+                f"data folder {directory} does not exist; set data.dir to a folder with "
+                "train.tsv, valid.tsv and test.tsv"
+            )
+        splits = {split: read_tsv(directory / f"{split}.tsv", fmt) for split in SPLITS}
+    for split in SPLITS:
+        if not splits[split]:
+            raise UserError(f"the {split} split of {data.get('path') or data.dir} is empty")
+    return Corpus(
+        **splits,
+        src_vocab=Vocab.build((p.src for p in splits["train"]), data.min_freq),
+        tgt_vocab=Vocab.build((p.tgt for p in splits["train"]), data.min_freq),
+    )

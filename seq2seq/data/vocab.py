@@ -1,0 +1,81 @@
+"""Token <-> id mapping built from the training split, stored as plain JSON-able data."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
+SPECIALS = (PAD, UNK, BOS, EOS)
+
+
+class Vocab:
+    """A fixed token list; ids 0..3 are ``<pad> <unk> <bos> <eos>`` (padding shares no id).
+
+    Unknown tokens map to ``<unk>``. ``to_dict``/``from_dict`` give plain data so a vocabulary
+    travels inside a ``weights_only`` checkpoint.
+    """
+
+    pad_id, unk_id, bos_id, eos_id = 0, 1, 2, 3
+
+    def __init__(self, tokens: Sequence[str]) -> None:
+        if tuple(tokens[: len(SPECIALS)]) != SPECIALS:
+            raise ValueError(f"a vocabulary must start with {SPECIALS}")
+        if len(set(tokens)) != len(tokens):
+            raise ValueError("a vocabulary must not list a token twice")
+        self.itos: list[str] = list(tokens)
+        self.stoi: dict[str, int] = {tok: i for i, tok in enumerate(self.itos)}
+
+    @classmethod
+    def build(cls, sentences: Iterable[Sequence[str]], min_freq: int = 1) -> Vocab:
+        """Most frequent first (ties alphabetical, so the order is deterministic)."""
+        counts = Counter(tok for sentence in sentences for tok in sentence)
+        kept = sorted(
+            (t for t, c in counts.items() if c >= min_freq and t not in SPECIALS),
+            key=lambda t: (-counts[t], t),
+        )
+        return cls([*SPECIALS, *kept])
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Vocab) and self.itos == other.itos
+
+    def __repr__(self) -> str:
+        return f"Vocab(size={len(self)})"
+
+    def encode(self, tokens: Sequence[str], eos: bool = True) -> list[int]:
+        """Tokens -> ids, unknown -> ``<unk>``; appends ``<eos>`` by default."""
+        ids = [self.stoi.get(tok, self.unk_id) for tok in tokens]
+        return [*ids, self.eos_id] if eos else ids
+
+    def decode(self, ids: Iterable[int]) -> list[str]:
+        """Ids -> tokens, stopping at the first ``<eos>`` and dropping ``<pad>``/``<bos>``."""
+        tokens = []
+        for i in ids:
+            if i == self.eos_id:
+                break
+            if i not in (self.pad_id, self.bos_id):
+                tokens.append(self.itos[i])
+        return tokens
+
+    def unknown(self, tokens: Iterable[str]) -> list[str]:
+        """The tokens of ``tokens`` this vocabulary does not know, in order."""
+        return [tok for tok in tokens if tok not in self.stoi]
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {"tokens": list(self.itos)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, list[str]]) -> Vocab:
+        return cls(data["tokens"])
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Vocab:
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))

@@ -1,0 +1,136 @@
+"""Scoring a model on a split: loss, decoding, BLEU/chrF, exact match, BLEU by length, AER."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import torch
+import torch.nn.functional as F
+
+from seq2seq import metrics
+from seq2seq.data.batching import Batch, BucketBatchSampler, ParallelDataset
+from seq2seq.data.vocab import Vocab
+from seq2seq.extract import extract_attention_weights
+from seq2seq.model import Seq2Seq
+from seq2seq.search import decode
+
+
+def eval_batches(
+    dataset: ParallelDataset, batch_size: int, device: torch.device
+) -> Iterator[Batch]:
+    """Length-sorted batches in a fixed order (little padding, deterministic)."""
+    sampler = BucketBatchSampler(dataset.src_lengths, batch_size, shuffle=False)
+    for indices in sampler:
+        yield dataset.collate(indices).to(device)
+
+
+def sequence_loss(
+    logits: torch.Tensor, tgt_out: torch.Tensor, reduction: str = "mean"
+) -> torch.Tensor:
+    """Cross-entropy over real target tokens: logits (B, T_t, V), tgt_out (B, T_t)."""
+    return F.cross_entropy(
+        logits.flatten(0, 1), tgt_out.flatten(), ignore_index=Vocab.pad_id, reduction=reduction
+    )
+
+
+@torch.no_grad()
+def validation_loss(
+    model: Seq2Seq, dataset: ParallelDataset, batch_size: int, device: torch.device
+) -> float:
+    """Teacher-forced cross-entropy per target token."""
+    model.eval()
+    total, tokens = 0.0, 0
+    for batch in eval_batches(dataset, batch_size, device):
+        logits, _ = model(batch.src, batch.src_lengths, batch.src_mask, batch.tgt_in)
+        total += float(sequence_loss(logits, batch.tgt_out, reduction="sum"))
+        tokens += batch.num_tgt_tokens
+    return total / max(tokens, 1)
+
+
+@torch.no_grad()
+def translate_dataset(
+    model: Seq2Seq,
+    dataset: ParallelDataset,
+    tgt_vocab: Vocab,
+    *,
+    batch_size: int,
+    device: torch.device,
+    beam_size: int = 1,
+) -> list[list[str]]:
+    """Decoded English of every pair, in dataset order."""
+    hypotheses: list[list[str]] = [[] for _ in range(len(dataset))]
+    for batch in eval_batches(dataset, batch_size, device):
+        output = decode(model, batch.src, batch.src_lengths, batch.src_mask, beam_size)
+        for index, ids in zip(batch.indices.tolist(), output.tokens.tolist(), strict=True):
+            hypotheses[index] = tgt_vocab.decode(ids)
+    return hypotheses
+
+
+def attention_scores(
+    model: Seq2Seq, dataset: ParallelDataset, *, batch_size: int, device: torch.device
+) -> dict[str, float | list[float]]:
+    """AER (head average and best head) and entropy of teacher-forced attention vs gold."""
+    weights, src_lens, tgt_lens, gold = [], [], [], []
+    for batch in eval_batches(dataset, batch_size, device):
+        trimmed = extract_attention_weights(model, batch, reference=True, trim=True)
+        for index, array in zip(batch.indices.tolist(), trimmed, strict=True):
+            pair = dataset.pairs[index]
+            weights.append(array)
+            src_lens.append(len(pair.src))
+            tgt_lens.append(len(pair.tgt))
+            gold.append(pair.alignment or ())
+    return metrics.alignment_scores(weights, src_lens, tgt_lens, gold)
+
+
+def evaluate_dataset(
+    model: Seq2Seq,
+    dataset: ParallelDataset,
+    tgt_vocab: Vocab,
+    *,
+    batch_size: int,
+    device: torch.device,
+    beam_size: int = 1,
+    full: bool = True,
+) -> tuple[dict, list[list[str]]]:
+    """Metrics of ``model`` on ``dataset`` and its translations.
+
+    Always: loss, bleu, exact_match. With ``full``: chrf, token_accuracy, bleu_by_length
+    (bucket -> BLEU) with counts, bleu_signature, and — when the model has attention and
+    every pair has a gold alignment — aer, aer_best_head, aer_per_head, attention_entropy
+    (else None).
+    """
+    hypotheses = translate_dataset(
+        model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size
+    )
+    references = [list(p.tgt) for p in dataset.pairs]
+    bleu = metrics.corpus_bleu(hypotheses, references)
+    result: dict = {
+        "loss": validation_loss(model, dataset, batch_size, device),
+        "bleu": bleu.score,
+        "exact_match": metrics.exact_match(hypotheses, references),
+    }
+    if not full:
+        return result, hypotheses
+    src_lengths = [len(p.src) for p in dataset.pairs]
+    result |= {
+        "chrf": metrics.corpus_chrf(hypotheses, references).score,
+        "token_accuracy": metrics.token_accuracy(hypotheses, references),
+        "bleu_by_length": metrics.bleu_by_length(hypotheses, references, src_lengths),
+        "bucket_sizes": {k: len(v) for k, v in metrics.bucket_indices(src_lengths).items()},
+        "bleu_signature": bleu.signature,
+        "beam_size": beam_size,
+        "aer": None,
+        "aer_best_head": None,
+        "aer_per_head": None,
+        "attention_entropy": None,
+    }
+    has_gold = all(p.alignment is not None for p in dataset.pairs)
+    if model.attention.num_heads > 0 and has_gold:
+        scores = attention_scores(model, dataset, batch_size=batch_size, device=device)
+        result |= {
+            "aer": scores["aer"],
+            "aer_best_head": scores["aer_best_head"],
+            "aer_per_head": scores["aer_per_head"],
+            "attention_entropy": scores["entropy"],
+        }
+    return result, hypotheses

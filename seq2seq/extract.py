@@ -1,0 +1,57 @@
+"""``extract_attention_weights``: what the model attended to, as NumPy arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from seq2seq.data.batching import Batch
+from seq2seq.errors import UserError
+from seq2seq.model import Seq2Seq
+from seq2seq.search import greedy_decode
+
+
+@torch.no_grad()
+def extract_attention_weights(
+    model: Seq2Seq, batch: Batch, *, reference: bool = True, trim: bool = False
+) -> np.ndarray | list[np.ndarray]:
+    """Attention weights of ``model`` on ``batch`` (eval mode, no gradients).
+
+    reference=True:  teacher forcing on the reference target (``batch.tgt_in``) — the weights
+                     alignment scoring needs; rows are the reference words then ``<eos>``.
+    reference=False: the model's own greedy output; rows are the emitted tokens.
+    Returns (B, heads, T_t, T_s) float32, zeros at padding; with ``trim=True`` a list of
+    (heads, t_b, s_b) arrays cut to each sentence's real tokens (``<eos>`` included).
+    Raises :class:`UserError` for a model without attention.
+    """
+    if model.attention.num_heads == 0:
+        raise UserError(
+            "this model has no attention (attention=none): there are no weights to extract"
+        )
+    was_training = model.training
+    model.eval()
+    try:
+        device = next(model.parameters()).device
+        batch = batch.to(device)
+        if reference:
+            _, weights = model(
+                batch.src, batch.src_lengths, batch.src_mask, batch.tgt_in, keep_weights=True
+            )
+            tgt_lengths = batch.tgt_mask.sum(1)
+        else:
+            hypotheses = greedy_decode(model, batch.src, batch.src_lengths, batch.src_mask)
+            weights, tgt_lengths = hypotheses.weights, hypotheses.lengths
+        assert weights is not None
+        weights = weights * _row_mask(tgt_lengths, weights.size(2))[:, None, :, None]
+        array = weights.float().cpu().numpy()
+    finally:
+        model.train(was_training)
+    if not trim:
+        return array
+    src_lengths = batch.src_lengths.tolist()
+    return [array[b, :, :t, : src_lengths[b]] for b, t in enumerate(tgt_lengths.tolist())]
+
+
+def _row_mask(lengths: torch.Tensor, steps: int) -> torch.Tensor:
+    """(B, steps) True for the first ``lengths[b]`` rows."""
+    return torch.arange(steps, device=lengths.device).unsqueeze(0) < lengths.unsqueeze(1)

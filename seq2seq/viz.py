@@ -1,0 +1,370 @@
+"""Figures: attention heat maps and simple line charts.
+
+Everything here uses matplotlib's object-oriented API (:class:`~matplotlib.figure.Figure`
+rendered through :class:`~matplotlib.backends.backend_agg.FigureCanvasAgg`), never
+``pyplot``: no global figure registry, no backend selection, nothing to close.
+
+Chinese tokens need a CJK font. :func:`register_cjk_font` adds the Noto Sans CJK
+collection shipped by the ``noto-cjk-sans-otc`` package to matplotlib's font manager (the
+only global change this module makes; it is idempotent), and every text object is drawn
+with the family list ``["DejaVu Sans", <CJK family>]``: Latin glyphs come from DejaVu Sans
+and anything it lacks falls back to the CJK font (matplotlib >= 3.6 per-glyph fallback).
+``rcParams`` are only changed inside :func:`matplotlib.rc_context` blocks. Nothing is ever
+downloaded.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from matplotlib import rc_context
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+from matplotlib.font_manager import fontManager
+
+from seq2seq.errors import UserError
+
+LATIN_FAMILY = "DejaVu Sans"
+CJK_PACKAGE = "noto_cjk_sans_otc"
+#: Preferred face of the collection: Simplified Chinese glyph shapes.
+CJK_PREFERRED_FAMILY = "Noto Sans CJK SC"
+EOS = "<eos>"
+DEFAULT_DPI = 150
+ATTENTION_CMAP = "viridis"
+
+XValue = float | str
+#: A point is ``(x, y)`` or ``(x, (mean, sd))``; the latter draws an error bar of ±sd.
+Point = tuple[XValue, float] | tuple[XValue, tuple[float, float]]
+
+
+# --------------------------------------------------------------------------- fonts
+
+
+@functools.cache
+def register_cjk_font() -> str:
+    """Register the bundled Noto Sans CJK collection with matplotlib; return its family.
+
+    The ``.ttc`` file is looked up next to the ``noto_cjk_sans_otc`` package's
+    ``__init__``. The result is cached, so repeated calls neither re-read the file nor add
+    duplicate font-manager entries. Returns ``"Noto Sans CJK SC"`` (Simplified Chinese
+    glyph shapes) when the collection provides it, else the first family it provides.
+
+    Raises :class:`~seq2seq.errors.UserError` if the package or its font file is missing.
+    """
+    try:
+        package = importlib.import_module(CJK_PACKAGE)
+    except ImportError as err:
+        raise UserError(
+            "the CJK font package is missing: install it with `pip install noto-cjk-sans-otc`"
+        ) from err
+    folder = Path(package.__file__).resolve().parent
+    fonts = sorted(folder.glob("*.ttc")) + sorted(folder.glob("*.otf"))
+    if not fonts:
+        raise UserError(f"no .ttc/.otf font file found in {folder}; reinstall noto-cjk-sans-otc")
+    path = fonts[0]
+
+    def families() -> list[str]:
+        return [f.name for f in fontManager.ttflist if Path(f.fname).resolve() == path]
+
+    if not families():
+        fontManager.addfont(str(path))
+    names = families()
+    if not names:
+        raise UserError(f"matplotlib could not read the CJK font {path}")
+    return CJK_PREFERRED_FAMILY if CJK_PREFERRED_FAMILY in names else names[0]
+
+
+def font_families() -> list[str]:
+    """Family list for text that may mix Latin and CJK: ``["DejaVu Sans", <CJK family>]``."""
+    return [LATIN_FAMILY, register_cjk_font()]
+
+
+@contextmanager
+def _figure_context() -> Iterator[list[str]]:
+    """``rc_context`` that makes the Latin+CJK font list the default; yields that list."""
+    families = font_families()
+    with rc_context({"font.family": families, "axes.unicode_minus": False}):
+        yield families
+
+
+# --------------------------------------------------------------------------- output
+
+
+def save_figure(fig: Figure, path: str | Path, *, dpi: int = DEFAULT_DPI) -> Path:
+    """Render ``fig`` to a PNG at ``path`` (parent folders are created); return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    with _figure_context():
+        canvas.print_figure(path, dpi=dpi, format="png")
+    return path
+
+
+def figure_to_image_array(fig: Figure) -> np.ndarray:
+    """Render ``fig`` with Agg and return its pixels as a ``(H, W, 3)`` ``uint8`` RGB array.
+
+    Suitable for ``SummaryWriter.add_image(tag, img, step, dataformats="HWC")``.
+    """
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    with _figure_context():
+        canvas.draw()
+    rgba = np.asarray(canvas.buffer_rgba())
+    return np.ascontiguousarray(rgba[..., :3], dtype=np.uint8)
+
+
+# --------------------------------------------------------------------------- attention
+
+
+def _labels_for(tokens: Sequence[str], size: int, axis: str) -> list[str]:
+    """Tick labels for an attention axis of ``size`` positions.
+
+    ``tokens`` may include the trailing ``<eos>`` (``len == size``) or leave it out
+    (``len == size - 1`` and not already ending in ``<eos>``; ``<eos>`` is appended).
+    """
+    labels = [str(t) for t in tokens]
+    if len(labels) == size:
+        return labels
+    if len(labels) == size - 1 and (not labels or labels[-1] != EOS):
+        return [*labels, EOS]
+    raise ValueError(
+        f"attention has {size} {axis} positions but {len(labels)} {axis} tokens were given "
+        f"(expected {size}, or {size - 1} without the final {EOS})"
+    )
+
+
+def _text_colour(rgba: tuple[float, float, float, float]) -> str:
+    """Black or white, whichever reads better on a cell of colour ``rgba``."""
+    r, g, b = rgba[:3]
+    luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    return "black" if luminance > 0.5 else "white"
+
+
+def _grid(n: int) -> tuple[int, int]:
+    """``(rows, cols)`` for ``n`` panels: 1x1, 1x2, 2x2, 2x3, 3x3, ..."""
+    cols = math.ceil(math.sqrt(n))
+    return math.ceil(n / cols), cols
+
+
+def plot_attention(
+    weights: np.ndarray,
+    src_tokens: Sequence[str],
+    tgt_tokens: Sequence[str],
+    *,
+    head_labels: Sequence[str] | None = None,
+    show_values: bool = False,
+    title: str | None = None,
+    path: str | Path | None = None,
+) -> Figure:
+    """Heat map of attention weights, one panel per head, one shared colour bar.
+
+    ``weights`` has shape ``(T_t, T_s)`` (one head) or ``(H, T_t, T_s)``. Source tokens
+    label the columns (along the top), target tokens the rows (top to bottom). Either token
+    list may include its final ``<eos>`` or omit it (it is then added as a label). The colour
+    scale is fixed to ``[0, 1]`` so panels and figures are comparable. ``head_labels`` (one
+    per head) title the panels; by default they are ``"head 1"``, ... when ``H > 1``.
+    ``show_values`` writes each weight in its cell, black or white depending on the cell
+    colour. ``title`` goes above all panels. If ``path`` is given a PNG is written there
+    (parent folders created).
+
+    Raises ``ValueError`` if the shape does not match the token counts or ``head_labels``.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim == 2:
+        w = w[None]
+    if w.ndim != 3 or 0 in w.shape:
+        raise ValueError(
+            f"attention weights must have shape (T_t, T_s) or (heads, T_t, T_s) with no empty "
+            f"axis, got {np.shape(weights)}"
+        )
+    n_heads, t_t, t_s = w.shape
+    x_labels = _labels_for(src_tokens, t_s, "source")
+    y_labels = _labels_for(tgt_tokens, t_t, "target")
+    if head_labels is None:
+        panel_titles = [f"head {h + 1}" for h in range(n_heads)] if n_heads > 1 else [None]
+    else:
+        panel_titles = [str(label) for label in head_labels]
+        if len(panel_titles) != n_heads:
+            raise ValueError(f"got {len(panel_titles)} head labels for {n_heads} heads")
+
+    rows, cols = _grid(n_heads)
+    longest = max(t_s, t_t)
+    cell = min(0.45, max(0.18, 9.0 / (longest * cols)))  # inches per cell, panel <= ~9 in
+    tick_size = 10 if longest <= 20 else 8 if longest <= 35 else 6
+    label_margin = 0.9  # room for token labels, in inches
+    panel_w = t_s * cell + label_margin
+    panel_h = t_t * cell + label_margin + (0.3 if panel_titles[0] else 0.0)
+    fig_w = cols * panel_w + 1.0  # + colour bar
+    fig_h = rows * panel_h + (0.5 if title else 0.1)
+    norm = Normalize(vmin=0.0, vmax=1.0)
+
+    with _figure_context() as families:
+        fig = Figure(figsize=(fig_w, fig_h), layout="constrained")
+        FigureCanvasAgg(fig)
+        axes: list[Axes] = list(np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel())
+        image = None
+        for h, ax in enumerate(axes):
+            if h >= n_heads:
+                ax.set_axis_off()
+                continue
+            image = ax.imshow(w[h], cmap=ATTENTION_CMAP, norm=norm, aspect="auto")
+            ax.set_xticks(
+                range(t_s),
+                x_labels,
+                fontfamily=families,
+                fontsize=tick_size,
+                rotation=60,
+                ha="left",
+                rotation_mode="anchor",
+            )
+            ax.set_yticks(range(t_t), y_labels, fontfamily=families, fontsize=tick_size)
+            ax.xaxis.tick_top()
+            ax.tick_params(length=0)
+            if panel_titles[h]:
+                ax.set_title(panel_titles[h], fontfamily=families, fontsize=11)
+            if show_values:
+                cmap = image.get_cmap()
+                value_size = max(5, tick_size - 2)
+                for j in range(t_t):
+                    for i in range(t_s):
+                        value = w[h, j, i]
+                        ax.text(
+                            i,
+                            j,
+                            f"{value:.2f}",
+                            ha="center",
+                            va="center",
+                            fontsize=value_size,
+                            fontfamily=families,
+                            color=_text_colour(cmap(norm(value))),
+                        )
+        fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight", aspect=30)
+        if title:
+            fig.suptitle(title, fontfamily=families)
+    if path is not None:
+        save_figure(fig, path)
+    return fig
+
+
+# --------------------------------------------------------------------------- line charts
+
+
+def _split_point(point: Sequence[object], name: str) -> tuple[XValue, float, float | None]:
+    """``(x, y)`` -> ``(x, y, None)``; ``(x, (mean, sd))`` -> ``(x, mean, sd)``."""
+    if len(point) != 2:
+        raise ValueError(
+            f"series {name!r}: a point must be (x, y) or (x, (mean, sd)), got {point!r}"
+        )
+    x, y = point
+    if isinstance(y, Sequence) and not isinstance(y, str):
+        if len(y) != 2:
+            raise ValueError(f"series {name!r}: an error-bar value must be (mean, sd), got {y!r}")
+        return x, float(y[0]), float(y[1])
+    return x, float(y), None
+
+
+def _merge_categories(columns: Sequence[Sequence[str]]) -> list[str]:
+    """Merge per-series category orders into one, keeping each series' order.
+
+    A label first seen in a later series is placed right after the label preceding it in
+    that series, so ``["1-10", "41+"]`` and ``["1-10", "11-20", "41+"]`` merge to
+    ``["1-10", "11-20", "41+"]``.
+    """
+    merged: list[str] = []
+    for labels in columns:
+        previous: str | None = None
+        for label in labels:
+            if label not in merged:
+                at = merged.index(previous) + 1 if previous is not None else 0
+                merged.insert(at, label)
+            previous = label
+    return merged
+
+
+def plot_lines(
+    series: Mapping[str, Sequence[Point]],
+    *,
+    xlabel: str = "",
+    ylabel: str = "",
+    title: str | None = None,
+    categories: Sequence[str] | None = None,
+    logy: bool = False,
+    markers: bool | None = None,
+    figsize: tuple[float, float] = (6.4, 4.0),
+    path: str | Path | None = None,
+) -> Figure:
+    """Line chart with one line per named series; returns the Figure (PNG saved to ``path``).
+
+    ``series`` maps a legend name (e.g. an attention variant) to its points, each
+    ``(x, y)`` or ``(x, (mean, sd))``; the second form draws an error bar of ±sd (e.g. a
+    mean and standard deviation over seeds). The x values are either all numbers (e.g.
+    training steps; plotted as given) or all strings (categories such as the length buckets
+    ``"1-10"``, ``"11-20"``, ...). Categories appear in the order ``categories`` gives, or
+    else in the merged order of the series (a series may skip a category). ``logy`` uses a
+    log y axis; ``markers`` draws point markers (default: when a series has <= 50 points).
+
+    Examples::
+
+        plot_lines({"none": [("1-10", 12.0), ("11-20", 3.1)],
+                    "bahdanau": [("1-10", (25.0, 1.2)), ("11-20", (19.8, 0.9))]},
+                   xlabel="source length", ylabel="BLEU", path="bleu_by_length.png")
+        plot_lines({"luong": [(100, 4.2), (200, 3.7)]}, xlabel="step", ylabel="val loss")
+
+    Raises ``ValueError`` for an empty mapping, malformed points, or mixed x types.
+    """
+    if not series:
+        raise ValueError("plot_lines needs at least one series")
+    parsed = {name: [_split_point(p, name) for p in points] for name, points in series.items()}
+    xs = [x for points in parsed.values() for x, _, _ in points]
+    categorical = any(isinstance(x, str) for x in xs)
+    if categorical and not all(isinstance(x, str) for x in xs):
+        raise ValueError("x values must be all numbers or all category labels, not a mix")
+    if categorical:
+        order = (
+            list(categories)
+            if categories is not None
+            else _merge_categories([[str(x) for x, _, _ in points] for points in parsed.values()])
+        )
+        missing = sorted({str(x) for x in xs} - set(order))
+        if missing:
+            raise ValueError(f"x labels {missing} are not in categories {order}")
+        position = {label: k for k, label in enumerate(order)}
+
+    with _figure_context() as families:
+        fig = Figure(figsize=figsize, layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        for name, points in parsed.items():
+            if categorical:
+                points = sorted(points, key=lambda p: position[str(p[0])])
+                x_values = [position[str(x)] for x, _, _ in points]
+            else:
+                x_values = [float(x) for x, _, _ in points]
+            y_values = [y for _, y, _ in points]
+            show_markers = markers if markers is not None else len(points) <= 50
+            style = {"marker": "o" if show_markers else None, "label": str(name)}
+            if any(sd is not None for _, _, sd in points):
+                errors = [sd if sd is not None else 0.0 for _, _, sd in points]
+                ax.errorbar(x_values, y_values, yerr=errors, capsize=3, **style)
+            else:
+                ax.plot(x_values, y_values, **style)
+        if categorical:
+            ax.set_xticks(range(len(order)), order, fontfamily=families)
+        if logy:
+            ax.set_yscale("log")
+        ax.set_xlabel(xlabel, fontfamily=families)
+        ax.set_ylabel(ylabel, fontfamily=families)
+        if title:
+            ax.set_title(title, fontfamily=families)
+        ax.grid(True, alpha=0.3)
+        ax.legend(prop={"family": families})
+    if path is not None:
+        save_figure(fig, path)
+    return fig

@@ -1,0 +1,216 @@
+"""Tests for seq2seq.viz: CJK font registration, attention heat maps, line charts."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+from matplotlib.font_manager import fontManager
+
+from seq2seq.viz import (
+    figure_to_image_array,
+    font_families,
+    plot_attention,
+    plot_lines,
+    register_cjk_font,
+    save_figure,
+)
+
+SRC = ["我", "爱", "中国"]
+TGT = ["I", "love", "China", "<eos>"]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def random_attention(*shape: int, seed: int = 0) -> np.ndarray:
+    """Row-stochastic weights of ``shape`` (last axis sums to 1)."""
+    w = np.random.default_rng(seed).random(shape) ** 3
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+def font_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [str(w.message) for w in caught if "missing from font" in str(w.message)]
+
+
+def render_and_collect(make_figure) -> tuple[Figure, list[str]]:
+    """Build a figure and draw it (glyph warnings happen at draw time); return warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig = make_figure()
+        figure_to_image_array(fig)
+    return fig, font_warnings(caught)
+
+
+def assert_png(path: Path) -> None:
+    assert path.is_file()
+    assert path.stat().st_size > 1000
+    assert path.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_register_cjk_font_is_idempotent() -> None:
+    family = register_cjk_font()
+    assert "CJK" in family
+    entries = len(fontManager.ttflist)
+    assert register_cjk_font() == family
+    assert len(fontManager.ttflist) == entries
+    assert font_families() == ["DejaVu Sans", family]
+
+
+def test_chinese_tokens_render_without_missing_glyphs() -> None:
+    w = random_attention(4, 4)
+    _, missing = render_and_collect(lambda: plot_attention(w, SRC, TGT, title="我 爱 中国"))
+    assert missing == []
+
+
+def test_mixed_latin_and_cjk_labels_render_without_missing_glyphs() -> None:
+    src = ["我", "在", "3月", "去", "了", "New", "York", "的", "<unk>", "。"]
+    tgt = ["In", "March", ",", "I", "went", "to", "New", "York", "’s", "<unk>", "."]
+    w = random_attention(2, len(tgt) + 1, len(src) + 1)
+    _, missing = render_and_collect(
+        lambda: plot_attention(
+            w,
+            src,
+            tgt,
+            head_labels=["头 1 (head 1)", "头 2 (head 2)"],
+            show_values=True,
+            title="混合 mixed: 我在3月去了New York",
+        )
+    )
+    assert missing == []
+
+
+def test_drawing_outside_the_figure_context_has_no_missing_glyphs() -> None:
+    fig = plot_attention(random_attention(4, 4), SRC, TGT)
+    with matplotlib.rc_context({"font.family": ["DejaVu Sans"]}):
+        _, missing = render_and_collect(lambda: fig)
+    assert missing == []
+
+
+def test_one_head_figure_saves_png(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "dir" / "one.png"  # parents are created
+    fig = plot_attention(random_attention(4, 4), SRC, TGT, show_values=True, path=path)
+    assert isinstance(fig, Figure)
+    assert_png(path)
+    assert len(fig.axes) == 2  # the heat map and its colour bar
+
+
+def test_four_head_figure_saves_png_with_one_colour_bar(tmp_path: Path) -> None:
+    path = tmp_path / "four.png"
+    weights = random_attention(4, 4, 4)
+    fig = plot_attention(weights, SRC, TGT, head_labels=list("abcd"), path=path)
+    assert_png(path)
+    assert len(fig.axes) == 5  # four heads + one shared colour bar
+    titles = [ax.get_title() for ax in fig.axes[:4]]
+    assert titles == ["a", "b", "c", "d"]
+
+
+def test_three_heads_hide_the_spare_panel(tmp_path: Path) -> None:
+    fig = plot_attention(random_attention(3, 4, 4), SRC, TGT, path=tmp_path / "three.png")
+    visible = [ax for ax in fig.axes if ax.axison]
+    assert len(visible) == 4  # 3 heads + colour bar; the 4th grid cell is hidden
+
+
+def test_eos_labels_may_be_given_or_omitted() -> None:
+    w = random_attention(4, 4)
+    for src, tgt in [(SRC, TGT), ([*SRC, "<eos>"], TGT[:-1]), (SRC, TGT[:-1])]:
+        fig = plot_attention(w, src, tgt)
+        ax = fig.axes[0]
+        assert [t.get_text() for t in ax.get_xticklabels()] == [*SRC, "<eos>"]
+        assert [t.get_text() for t in ax.get_yticklabels()] == TGT
+
+
+@pytest.mark.parametrize(
+    ("weights", "src", "tgt", "match"),
+    [
+        (np.zeros((4, 6)), SRC, TGT, "source"),
+        (np.zeros((6, 4)), SRC, TGT, "target"),
+        (np.zeros((2, 5, 4)), SRC, TGT, "target"),
+        (np.zeros(4), SRC, TGT, "shape"),
+        (np.zeros((1, 2, 4, 4)), SRC, TGT, "shape"),
+        (np.zeros((0, 4)), SRC, TGT, "shape"),
+    ],
+)
+def test_shape_mismatch_raises(weights: np.ndarray, src: list[str], tgt: list[str], match: str):
+    with pytest.raises(ValueError, match=match):
+        plot_attention(weights, src, tgt)
+
+
+def test_head_label_count_mismatch_raises() -> None:
+    with pytest.raises(ValueError, match="head labels"):
+        plot_attention(random_attention(2, 4, 4), SRC, TGT, head_labels=["only one"])
+
+
+def test_figure_to_image_array_is_uint8_rgb() -> None:
+    fig = plot_attention(random_attention(4, 4), SRC, TGT)
+    image = figure_to_image_array(fig)
+    assert image.dtype == np.uint8
+    assert image.ndim == 3
+    assert image.shape[2] == 3
+    width, height = fig.get_size_inches() * fig.dpi
+    assert image.shape[:2] == (round(height), round(width))
+    assert image.min() < 100 < image.max()  # not blank
+
+
+def test_value_text_is_readable_on_dark_and_light_cells() -> None:
+    w = np.array([[1.0, 0.0], [0.0, 1.0]])
+    fig = plot_attention(w, ["甲"], ["a"], show_values=True)
+    colours = {t.get_text(): t.get_color() for t in fig.axes[0].texts}
+    assert colours == {"1.00": "black", "0.00": "white"}  # viridis: yellow high, purple low
+
+
+def test_plot_lines_categorical_with_error_bars(tmp_path: Path) -> None:
+    path = tmp_path / "bleu_by_length.png"
+    series = {
+        "none": [("1-10", 12.0), ("41+", 1.0)],
+        "bahdanau": [("1-10", (25.0, 1.5)), ("11-20", (20.0, 2.0)), ("41+", (9.0, 1.0))],
+    }
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig = plot_lines(
+            series, xlabel="源句长度 source length", ylabel="BLEU", title="BLEU", path=path
+        )
+    assert font_warnings(caught) == []
+    assert_png(path)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1-10", "11-20", "41+"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["none", "bahdanau"]
+    assert ax.get_xlabel() == "源句长度 source length"
+
+
+def test_plot_lines_explicit_category_order_and_numeric_steps(tmp_path: Path) -> None:
+    fig = plot_lines({"a": [("11-20", 1.0), ("1-10", 2.0)]}, categories=["1-10", "11-20"])
+    line = fig.axes[0].get_lines()[0]
+    assert list(line.get_xdata()) == [0, 1]
+    assert list(line.get_ydata()) == [2.0, 1.0]
+
+    steps = {"luong": [(100, 4.0), (200, 3.5), (300, 3.2)], "none": [(100, 4.5), (300, 4.0)]}
+    fig = plot_lines(steps, xlabel="step", ylabel="val loss", logy=True, path=tmp_path / "l.png")
+    assert fig.axes[0].get_yscale() == "log"
+    assert_png(tmp_path / "l.png")
+
+
+def test_plot_lines_rejects_bad_input() -> None:
+    with pytest.raises(ValueError):
+        plot_lines({})
+    with pytest.raises(ValueError, match="mix"):
+        plot_lines({"a": [("1-10", 1.0), (20, 2.0)]})
+    with pytest.raises(ValueError):
+        plot_lines({"a": [(1, 2.0, 3.0)]})
+    with pytest.raises(ValueError, match="categories"):
+        plot_lines({"a": [("x", 1.0)]}, categories=["y"])
+
+
+def test_save_figure_creates_parents(tmp_path: Path) -> None:
+    fig = plot_lines({"a": [(0, 1.0), (1, 2.0)]})
+    out = save_figure(fig, tmp_path / "a" / "b.png")
+    assert_png(out)
+
+
+def test_global_rc_params_are_left_alone(tmp_path: Path) -> None:
+    before = list(matplotlib.rcParams["font.family"])
+    plot_attention(random_attention(4, 4), SRC, TGT, path=tmp_path / "x.png")
+    plot_lines({"a": [(0, 1.0)]}, path=tmp_path / "y.png")
+    assert list(matplotlib.rcParams["font.family"]) == before
