@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from seq2seq.config import register_configs
 from seq2seq.errors import exit_on_user_error

@@ -81,8 +81,8 @@ def split_single_file(pairs: list[Pair], valid_size: int, test_size: int, seed: 
     return {"train": train, "valid": valid, "test": test}
 
 
-def load_corpus(data: DictConfig, seed: int) -> Corpus:
-    """Read (generating the synthetic corpus first if needed) and build the vocabularies."""
+def load_splits(data: DictConfig, seed: int) -> dict[str, list[Pair]]:
+    """Read train/valid/test (generating the synthetic corpus first when configured)."""
     fmt = tsv_format(data)
     if data.get("path"):
         splits = split_single_file(read_tsv(data.path, fmt), data.valid_size, data.test_size, seed)
@@ -99,6 +99,12 @@ def load_corpus(data: DictConfig, seed: int) -> Corpus:
     for split in SPLITS:
         if not splits[split]:
             raise UserError(f"the {split} split of {data.get('path') or data.dir} is empty")
+    return splits
+
+
+def load_corpus(data: DictConfig, seed: int) -> Corpus:
+    """The splits plus vocabularies built from the training split."""
+    splits = load_splits(data, seed)
     return Corpus(
         **splits,
         src_vocab=Vocab.build((p.src for p in splits["train"]), data.min_freq),

@@ -1,0 +1,39 @@
+"""Score a trained run: ``python scripts/evaluate.py RUN_DIR [--split test] [--beam-size 5]``.
+
+Writes the split's metrics into RUN_DIR/metrics.json (other entries kept) and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from seq2seq.errors import exit_on_user_error
+from seq2seq.report import evaluate_run, format_metrics
+
+
+@exit_on_user_error
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir", type=Path, help="a run folder made by scripts/train.py")
+    parser.add_argument("--split", choices=("train", "valid", "test"), default="test")
+    parser.add_argument("--beam-size", type=int, default=1, help="1 = greedy")
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--checkpoint", default="best.pt", help="file in RUN_DIR/checkpoints")
+    parser.add_argument("--data-dir", help="where the corpus is, if not where training read it")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    args = parser.parse_args(argv)
+    scores = evaluate_run(
+        args.run_dir,
+        split=args.split,
+        beam_size=args.beam_size,
+        batch_size=args.batch_size,
+        checkpoint=args.checkpoint,
+        data_dir=args.data_dir,
+        device=args.device,
+    )
+    print(format_metrics(scores, title=f"{args.run_dir} — {args.split}"))
+
+
+if __name__ == "__main__":
+    main()

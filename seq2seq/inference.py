@@ -1,0 +1,130 @@
+"""Using a trained run: load it, tokenize raw input like its corpus, translate, plot."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from seq2seq.checkpoint import load_checkpoint, model_from_checkpoint
+from seq2seq.data.batching import ParallelDataset
+from seq2seq.data.corpus import Pair, tokenize_src
+from seq2seq.data.vocab import Vocab
+from seq2seq.errors import UserError
+from seq2seq.model import Seq2Seq
+from seq2seq.search import decode
+
+
+@dataclass
+class Translation:
+    """One translated sentence.
+
+    weights: (heads, T_t, T_s) attention over ``source + <eos>`` for each emitted token
+             (``output + <eos>``), or None without attention.
+    """
+
+    source: list[str]
+    output: list[str]
+    unknown: list[str]
+    weights: np.ndarray | None
+
+
+@dataclass
+class TrainedRun:
+    """A run folder's model, vocabularies and config."""
+
+    run_dir: Path
+    model: Seq2Seq
+    src_vocab: Vocab
+    tgt_vocab: Vocab
+    config: dict[str, Any]
+    max_src_len: int
+
+    @classmethod
+    def load(
+        cls, run_dir: str | Path, checkpoint: str = "best.pt", device: str = "cpu"
+    ) -> TrainedRun:
+        run_dir = Path(run_dir)
+        if not run_dir.is_dir():
+            raise UserError(
+                f"run folder {run_dir} does not exist; pass a folder made by scripts/train.py"
+            )
+        path = run_dir / "checkpoints" / checkpoint
+        if not path.is_file():
+            raise UserError(
+                f"{run_dir} has no checkpoints/{checkpoint}; "
+                "is it a finished run folder of scripts/train.py?"
+            )
+        payload = load_checkpoint(path, map_location=device)
+        model, src_vocab, tgt_vocab = model_from_checkpoint(payload, device)
+        model.eval()
+        return cls(run_dir, model, src_vocab, tgt_vocab, payload["config"], payload["max_src_len"])
+
+    @property
+    def input_limit(self) -> int:
+        """Longest accepted input: twice the longest training source."""
+        return 2 * self.max_src_len
+
+    def tokenize(self, text: str) -> list[str]:
+        """Tokenize like the run's corpus; in a word-level run, unsegmented Chinese is split
+        into known words by greedy longest match (``我爱中国`` -> ``我 爱 中国``)."""
+        if self.config["data"]["char_level_src"]:
+            return list(tokenize_src(text, char_level=True))
+        tokens: list[str] = []
+        for token in text.split():
+            tokens += [token] if token in self.src_vocab.stoi else self._segment(token)
+        return tokens
+
+    def _segment(self, chunk: str) -> list[str]:
+        pieces, start = [], 0
+        while start < len(chunk):
+            end = next(
+                (e for e in range(len(chunk), start, -1) if chunk[start:e] in self.src_vocab.stoi),
+                start + 1,
+            )
+            pieces.append(chunk[start:end])
+            start = end
+        return pieces if all(p in self.src_vocab.stoi for p in pieces) else [chunk]
+
+    def translate(
+        self, texts: list[str], beam_size: int = 1, alpha: float = 0.6
+    ) -> list[Translation]:
+        """Translate raw sentences (one batch); warns about words mapped to ``<unk>``."""
+        sources = [self.tokenize(text) for text in texts]
+        for text, source in zip(texts, sources, strict=True):
+            if not source:
+                raise UserError("empty input: give a Chinese sentence to translate")
+            if len(source) > self.input_limit:
+                raise UserError(
+                    f"input of {len(source)} tokens is longer than this model's limit of "
+                    f"{self.input_limit}; split it into shorter sentences ({text[:30]}...)"
+                )
+        unknown = [self.src_vocab.unknown(s) for s in sources]
+        for words in unknown:
+            if words:
+                warnings.warn(f"unknown words mapped to <unk>: {' '.join(words)}", stacklevel=2)
+        dataset = ParallelDataset(
+            [Pair(tuple(s), ()) for s in sources], self.src_vocab, self.tgt_vocab
+        )
+        device = next(self.model.parameters()).device
+        batch = dataset.collate(range(len(dataset))).to(device)
+        with torch.no_grad():
+            output = decode(
+                self.model, batch.src, batch.src_lengths, batch.src_mask, beam_size, alpha
+            )
+        results = []
+        for b, source in enumerate(sources):
+            length = int(output.lengths[b])
+            weights = None
+            if output.weights is not None:
+                weights = output.weights[b, :, :length, : len(source) + 1].float().cpu().numpy()
+            results.append(
+                Translation(
+                    source, self.tgt_vocab.decode(output.tokens[b].tolist()), unknown[b], weights
+                )
+            )
+        return results

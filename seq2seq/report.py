@@ -1,0 +1,84 @@
+"""Evaluating a finished run folder and printing its metrics (``scripts/evaluate.py``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from seq2seq.data.batching import ParallelDataset
+from seq2seq.data.loading import load_splits
+from seq2seq.errors import UserError
+from seq2seq.evaluate import evaluate_dataset
+from seq2seq.inference import TrainedRun
+from seq2seq.train import resolve_device, write_json
+
+
+def evaluate_run(
+    run_dir: str | Path,
+    *,
+    split: str = "test",
+    beam_size: int = 1,
+    batch_size: int = 256,
+    checkpoint: str = "best.pt",
+    data_dir: str | None = None,
+    device: str = "auto",
+) -> dict[str, Any]:
+    """Full metrics of a run's checkpoint on ``split``, merged into ``metrics.json``."""
+    if beam_size < 1 or batch_size < 1:
+        raise UserError("--beam-size and --batch-size must be at least 1")
+    run = TrainedRun.load(run_dir, checkpoint, device=str(resolve_device(device)))
+    data = OmegaConf.create(run.config["data"])
+    if data_dir is not None:
+        data.dir, data.path, data.synthetic = data_dir, None, False
+    pairs = load_splits(data, run.config["seed"])[split]
+    dataset = ParallelDataset(pairs, run.src_vocab, run.tgt_vocab)
+    scores, _ = evaluate_dataset(
+        run.model,
+        dataset,
+        run.tgt_vocab,
+        batch_size=batch_size,
+        device=next(run.model.parameters()).device,
+        beam_size=beam_size,
+    )
+    metrics_path = Path(run_dir) / "metrics.json"
+    summary: dict[str, Any] = {}
+    if metrics_path.is_file():
+        try:
+            summary = json.loads(metrics_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            raise UserError(f"{metrics_path} is not valid JSON; move it away and rerun") from None
+    summary[split] = scores
+    summary["bleu_signature"] = scores["bleu_signature"]
+    write_json(metrics_path, summary)
+    return scores
+
+
+def format_metrics(scores: dict[str, Any], title: str = "") -> str:
+    """A small text table of the headline metrics and BLEU by source length."""
+
+    def number(value: Any, scale: float = 1.0) -> str:
+        return "n/a" if value is None else f"{value * scale:.2f}"
+
+    rows = [
+        ("BLEU", number(scores["bleu"])),
+        ("chrF", number(scores.get("chrf"))),
+        ("exact match %", number(scores["exact_match"], 100)),
+        ("token accuracy %", number(scores.get("token_accuracy"), 100)),
+        ("AER", number(scores.get("aer"), 1)),
+        ("AER best head", number(scores.get("aer_best_head"), 1)),
+        ("attention entropy", number(scores.get("attention_entropy"))),
+        ("loss", number(scores["loss"])),
+    ]
+    lines = [title] if title else []
+    lines += [f"  {name:<20}{value:>10}" for name, value in rows]
+    if scores.get("bleu_by_length"):
+        lines.append("  BLEU by source length:")
+        sizes = scores.get("bucket_sizes", {})
+        for bucket, bleu in scores["bleu_by_length"].items():
+            lines.append(f"    {bucket:<8}{bleu:>8.2f}   (n={sizes.get(bucket, '?')})")
+    if scores.get("bleu_signature"):
+        lines.append(f"  {scores['bleu_signature']}")
+    return "\n".join(lines)

@@ -1,0 +1,96 @@
+"""Shared fixtures: a tiny aligned corpus and tiny real training runs (through the real CLI)."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+TOY_LEXICON = {
+    "我": "I", "你": "you", "他": "he", "爱": "love", "吃": "eat", "苹果": "apples",
+    "中国": "China", "北京": "Beijing", "猫": "cats", "狗": "dogs",
+}  # fmt: skip
+
+
+def write_toy_corpus(directory: Path, seed: int = 0, sizes=(600, 60, 60)) -> Path:
+    """A word-for-word corpus with diagonal gold alignments, 2–12 tokens per sentence."""
+    rng = random.Random(seed)
+    words = sorted(TOY_LEXICON)
+    directory.mkdir(parents=True, exist_ok=True)
+    for split, size in zip(("train", "valid", "test"), sizes, strict=True):
+        lines = []
+        for _ in range(size):
+            src = [rng.choice(words) for _ in range(rng.randint(2, 12))]
+            tgt = [TOY_LEXICON[w] for w in src]
+            links = " ".join(f"{i}-{i}" for i in range(len(src)))
+            lines.append(f"{' '.join(src)}\t{' '.join(tgt)}\t{links}\n")
+        if split == "train":
+            lines.append("我 爱 中国\tI love China\t0-0 1-1 2-2\n")
+        (directory / f"{split}.tsv").write_text("".join(lines), encoding="utf-8")
+    return directory
+
+
+TINY_OVERRIDES = [
+    "data=tsv",
+    "data.samples=['我 爱 中国']",
+    "model.embed_size=16",
+    "model.hidden_size=16",
+    "train.max_steps=24",
+    "train.eval_every=12",
+    "train.batch_size=32",
+    "train.eval_batch_size=64",
+    "device=cpu",
+]
+
+
+def run_script(
+    script: str, *args: str, timeout: float = 300, **env: str
+) -> subprocess.CompletedProcess:
+    """Run ``scripts/<script>`` in a subprocess from the repo root; never raises on failure."""
+    environment = {**os.environ, "PYTHONUNBUFFERED": "1", **env}
+    environment.pop("HYDRA_FULL_ERROR", None)
+    environment.pop("SEQ2SEQ_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / script), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture(scope="session")
+def toy_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_toy_corpus(tmp_path_factory.mktemp("toy_corpus"))
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory, toy_corpus: Path) -> Callable[..., Path]:
+    """``tiny_run("additive")`` -> a finished run folder (cached per attention and seed)."""
+    cache: dict[tuple[str, int], Path] = {}
+
+    def make(attention: str = "additive", seed: int = 0) -> Path:
+        key = (attention, seed)
+        if key not in cache:
+            run_dir = tmp_path_factory.mktemp(f"run_{attention}_{seed}")
+            result = run_script(
+                "train.py",
+                *TINY_OVERRIDES,
+                f"data.dir={toy_corpus}",
+                f"attention={attention}",
+                f"seed={seed}",
+                f"hydra.run.dir={run_dir}",
+            )
+            assert result.returncode == 0, result.stderr[-3000:]
+            cache[key] = run_dir
+        return cache[key]
+
+    return make
