@@ -1,0 +1,122 @@
+"""Corpus files, vocabulary and batching."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from seq2seq.data.batching import BucketBatchSampler, ParallelDataset, padding_share
+from seq2seq.data.corpus import Pair, TsvFormat, read_tsv, tokenize_tgt, write_tsv
+from seq2seq.data.loading import split_single_file
+from seq2seq.data.vocab import SPECIALS, Vocab
+from seq2seq.errors import UserError
+
+TATOEBA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tatoeba-cmn-eng.txt"
+TATOEBA_FORMAT = TsvFormat(
+    1, 0, None, char_level_src=True, lowercase_tgt=True, split_tgt_punct=True
+)
+
+
+def test_tsv_round_trip(tmp_path):
+    pairs = [
+        Pair(("我", "爱", "中国"), ("I", "love", "China"), ((0, 0), (1, 1), (2, 2))),
+        Pair(("三", "本", "书"), ("three", "books"), ((0, 0), (2, 1))),
+        Pair(("你", "好"), ("hello",), None),
+    ]
+    path = tmp_path / "c.tsv"
+    write_tsv(path, pairs)
+    assert read_tsv(path) == pairs
+    assert (
+        path.read_text(encoding="utf-8").splitlines()[0] == "我 爱 中国\tI love China\t0-0 1-1 2-2"
+    )
+
+
+def test_blank_lines_are_skipped_and_columns_configurable(tmp_path):
+    path = tmp_path / "c.tsv"
+    path.write_text("\nI love China\t我爱中国\tCC-BY someone\n\n", encoding="utf-8")
+    [pair] = read_tsv(path, TsvFormat(1, 0, None, char_level_src=True))
+    assert pair.src == ("我", "爱", "中", "国") and pair.tgt == ("I", "love", "China")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("我 爱 中国", "expected at least 2 tab-separated columns"),
+        ("我 爱 中国\tI love China\t0-0 1-x", "bad alignment link"),
+        ("我 爱 中国\tI love China\t0-0 3-1", "out of range"),
+        ("我 爱 中国\t \t", "empty source or target"),
+    ],
+)
+def test_malformed_lines_name_file_and_line(tmp_path, line, message):
+    path = tmp_path / "bad.tsv"
+    path.write_text(f"我\tI\t0-0\n{line}\n", encoding="utf-8")
+    with pytest.raises(UserError, match=f"bad.tsv:2: .*{message}"):
+        read_tsv(path)
+
+
+def test_non_utf8_file_is_a_clear_error(tmp_path):
+    path = tmp_path / "gbk.tsv"
+    path.write_bytes("我\tI\n".encode() + "爱\tlove\n".encode("gbk"))
+    with pytest.raises(UserError, match=r"gbk\.tsv:2: not valid UTF-8"):
+        read_tsv(path)
+
+
+def test_english_punctuation_split():
+    assert tokenize_tgt("Don't go, Tom!", lowercase=True, split_punct=True) == (
+        "don't", "go", ",", "tom", "!",
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(not TATOEBA.is_file(), reason="shared Tatoeba file not present")
+def test_tatoeba_file_loads_and_splits():
+    pairs = read_tsv(TATOEBA, TATOEBA_FORMAT)
+    assert len(pairs) == 29155
+    assert all(p.src and p.tgt and p.alignment is None for p in pairs)
+    splits = split_single_file(pairs, 1000, 1000, seed=0)
+    train_sources = {p.src for p in splits["train"]}
+    assert not train_sources & {p.src for p in splits["test"]}
+    assert sum(len(s) for s in splits.values()) == len(pairs)
+
+
+def test_vocab_specials_are_distinct_and_json_round_trips(tmp_path):
+    vocab = Vocab.build([("b", "a", "b"), ("c",)], min_freq=1)
+    assert vocab.itos[:4] == list(SPECIALS)
+    assert len({vocab.pad_id, vocab.unk_id, vocab.bos_id, vocab.eos_id}) == 4
+    assert vocab.itos[4] == "b"  # most frequent first
+    assert vocab.encode(["a", "zzz"]) == [vocab.stoi["a"], vocab.unk_id, vocab.eos_id]
+    assert vocab.decode([vocab.stoi["a"], vocab.eos_id, vocab.stoi["b"]]) == ["a"]
+    vocab.save(tmp_path / "v.json")
+    assert Vocab.load(tmp_path / "v.json") == vocab
+    assert json.loads((tmp_path / "v.json").read_text(encoding="utf-8"))["tokens"][0] == "<pad>"
+    assert "a" not in Vocab.build([("b", "a", "b")], min_freq=2).stoi
+
+
+def test_collate_pads_and_masks():
+    pairs = [Pair(("a", "b", "c"), ("x",)), Pair(("a",), ("x", "y", "z"))]
+    src_vocab = Vocab.build(p.src for p in pairs)
+    tgt_vocab = Vocab.build(p.tgt for p in pairs)
+    batch = ParallelDataset(pairs, src_vocab, tgt_vocab).collate([0, 1])
+    assert batch.src.shape == (2, 4) and batch.src.dtype == torch.long
+    assert batch.src_lengths.tolist() == [4, 2]
+    assert batch.src_mask.tolist() == [[True] * 4, [True, True, False, False]]
+    assert batch.src[1, 2:].tolist() == [Vocab.pad_id] * 2
+    assert batch.tgt_in[1].tolist() == [Vocab.bos_id, *tgt_vocab.encode(["x", "y", "z"], eos=False)]
+    assert batch.tgt_out[1].tolist() == tgt_vocab.encode(["x", "y", "z"])
+    assert batch.tgt_in[0].tolist() == [Vocab.bos_id, tgt_vocab.stoi["x"], 0, 0]
+    assert torch.equal(batch.tgt_mask, batch.tgt_out != Vocab.pad_id)
+
+
+def test_bucket_sampler_is_deterministic_covers_everything_and_cuts_padding():
+    lengths = [(i * 37) % 50 + 1 for i in range(2000)]
+    sampler = BucketBatchSampler(lengths, 32, seed=1)
+    first = sampler.batches()
+    assert first == BucketBatchSampler(lengths, 32, seed=1).batches()
+    assert sorted(i for b in first for i in b) == list(range(2000))
+    assert len(sampler) == len(first)
+    sampler.set_epoch(1)
+    assert sampler.batches() != first
+    random_batches = [list(range(k, min(k + 32, 2000))) for k in range(0, 2000, 32)]
+    assert padding_share(first, lengths) < 0.05 < padding_share(random_batches, lengths)
