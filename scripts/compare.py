@@ -1,0 +1,58 @@
+"""Compare finished runs: ``python scripts/compare.py multirun/<time> [--out DIR]``.
+
+Writes comparison.md (also printed), comparison.csv, comparison.json, bleu_by_length.png,
+aer.png, valid_loss.png and tb/ into the sweep folder, or into --out (see seq2seq.compare).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from seq2seq.compare import MARKDOWN_FILE, compare, render_markdown
+from seq2seq.errors import exit_on_user_error
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=(
+            "Compare attention variants over seeds: tables (markdown, CSV, JSON), figures "
+            "and TensorBoard summaries of finished runs."
+        )
+    )
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="SWEEP_OR_RUN_DIR",
+        help="sweep folders (searched recursively for run folders with metrics.json) "
+        "and/or run folders",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        help="output folder; required unless exactly one sweep folder is given "
+        "(the outputs then go into it)",
+    )
+    parser.add_argument(
+        "--allow-mixed-data",
+        action="store_true",
+        help="compare runs trained on different datasets (a warning instead of an error)",
+    )
+    return parser.parse_args(argv)
+
+
+@exit_on_user_error
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    comparison, out = compare(args.paths, args.out, allow_mixed_data=args.allow_mixed_data)
+    print(render_markdown(comparison), end="")
+    for warning in comparison.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"wrote {out / MARKDOWN_FILE} (and .csv, .json, figures, tb/)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+"""Composing ``conf/`` outside ``@hydra.main`` (for scripts that make no run folder)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from hydra.errors import HydraException
+from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
+
+from seq2seq.config import register_configs, validate
+from seq2seq.errors import UserError
+
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+
+
+def load_config(overrides: list[str]) -> DictConfig:
+    """``conf/config.yaml`` with Hydra-style overrides (``attention=dot train.lr=1e-3``)."""
+    register_configs()
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            cfg = compose("config", overrides=overrides)
+    except (HydraException, OmegaConfBaseException) as err:
+        raise UserError(" ".join(str(err).split())) from None
+    validate(cfg)
+    return cfg

@@ -1,0 +1,410 @@
+"""The grammar: known sentences get exactly the documented alignments; samples keep them."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seq2seq.data.corpus import Pair, parse_alignment
+from seq2seq.data.grammar import DEFAULT_GRAMMAR, Grammar, Phrase, arrange
+from seq2seq.errors import UserError
+
+
+@pytest.fixture(scope="module")
+def grammar() -> Grammar:
+    return Grammar.load()
+
+
+@pytest.fixture(scope="module")
+def samples(grammar: Grammar) -> list[Pair]:
+    """1500 random pairs over lengths 3..60."""
+    rng = random.Random(7)
+    return [grammar.sample_pair(rng, rng.randint(3, 60)) for _ in range(1500)]
+
+
+def pair(src: str, tgt: str, links: str) -> Pair:
+    s, t = tuple(src.split()), tuple(tgt.split())
+    return Pair(s, t, tuple(sorted(parse_alignment(links, len(s), len(t)))))
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def test_default_grammar_is_the_repo_file() -> None:
+    repo = Path(__file__).resolve().parents[1]
+    assert repo / "data" / "grammar.yaml" == DEFAULT_GRAMMAR
+    assert DEFAULT_GRAMMAR.is_file()
+
+
+def test_lexicon_is_moderate_and_tagged(grammar: Grammar) -> None:
+    assert 120 <= len(grammar.categories) <= 250
+    assert grammar.categories["我"] == "pronoun"
+    assert grammar.categories["本"] == "measure_word"
+    assert grammar.categories["了"] == "perfective"
+    assert {"的", "吗", "本", "个", "一起"} <= grammar.unaligned_src
+    assert {"the", "a", "that", "who"} <= grammar.unaligned_tgt
+    assert {"我", "爱", "中国", "苹果", "昨天", "三", "高兴"} <= grammar.content_src
+    assert not grammar.content_src & grammar.unaligned_src
+
+
+def test_missing_file_is_a_user_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.yaml"
+    with pytest.raises(UserError, match=r"nope\.yaml") as err:
+        Grammar.load(missing)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("lexicon: [unclosed", "not valid YAML"),
+        ("- just a list\n", "must be a mapping"),
+        ("word_order: {}\n", "has no"),
+    ],
+)
+def test_invalid_file_is_a_one_line_user_error(tmp_path: Path, text: str, reason: str) -> None:
+    path = tmp_path / "grammar.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UserError, match=reason) as err:
+        Grammar.load(str(path))
+    assert str(path) in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def _edited(tmp_path: Path, edit) -> Path:
+    data = yaml.safe_load(DEFAULT_GRAMMAR.read_text(encoding="utf-8"))
+    edit(data)
+    path = tmp_path / "grammar.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def test_a_learner_can_add_a_word(tmp_path: Path) -> None:
+    def add_noun(data: dict) -> None:
+        data["lexicon"]["nouns"].append(
+            {"zh": "熊猫", "en": "panda", "measure": "只", "kind": "animal"}
+        )
+
+    grammar = Grammar.load(_edited(tmp_path, add_noun))
+    assert grammar.categories["熊猫"] == "noun"
+    assert grammar.clause("我", "喜欢", "熊猫").to_pair() == pair(
+        "我 喜欢 熊猫", "I like pandas", "0-0 1-1 2-2"
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (lambda d: d["word_order"]["statement"]["en"].pop(), "must list each of"),
+        (lambda d: d["lexicon"]["nouns"].append({"zh": "的", "en": "x", "kind": "item"}), "的"),
+        (lambda d: d["lexicon"]["transitive_verbs"][0].update(objects=["ghost"]), "ghost"),
+        (lambda d: d["connectives"][0].update(align="0-5"), "out of range"),
+        (lambda d: d["sampling"].update(question_rate=2), "question_rate"),
+    ],
+)
+def test_inconsistent_grammar_names_the_problem(tmp_path: Path, edit, reason: str) -> None:
+    with pytest.raises(UserError, match=reason):
+        Grammar.load(_edited(tmp_path, edit))
+
+
+# --------------------------------------------------------------------------- phrases
+
+
+def test_phrase_concatenation_offsets_links() -> None:
+    a = Phrase(("我",), ("I",), ((0, 0),))
+    b = Phrase(("吃", "了"), ("ate",), ((0, 0), (1, 0)))
+    assert (a + b).links == ((0, 0), (1, 1), (2, 1))
+
+
+def test_arrange_reorders_each_side_and_keeps_links() -> None:
+    parts = {
+        "time": Phrase(("昨天",), ("yesterday",), ((0, 0),)),
+        "verb": Phrase(("走",), ("left",), ((0, 0),)),
+    }
+    p = arrange(parts, ["time", "verb"], ["verb", "time"]).to_pair()
+    assert p == pair("昨天 走", "left yesterday", "0-1 1-0")
+
+
+# --------------------------------------------------------------------------- known sentences
+
+KNOWN = [
+    # running example
+    (lambda g: g.clause("我", "爱", "中国"), "我 爱 中国", "I love China", "0-0 1-1 2-2"),
+    # time and place move after the object, in reverse order; 了 + 吃 -> ate
+    (
+        lambda g: g.clause("我", "吃", "苹果", tense="past", time="昨天", place="北京"),
+        "我 昨天 在 北京 吃 了 苹果",
+        "I ate apples in Beijing yesterday",
+        "0-0 1-5 2-3 3-4 4-1 5-1 6-2",
+    ),
+    # agreement
+    (lambda g: g.clause("他", "爱", "中国"), "他 爱 中国", "he loves China", "0-0 1-1 2-2"),
+    # companion after the place; 一起 unaligned; multi-word verb; 了 links the inflected word
+    (
+        lambda g: g.clause("他", "去", "北京", tense="past", companion="玛丽"),
+        "他 和 玛丽 一起 去 了 北京",
+        "he went to Beijing with Mary",
+        "0-0 1-4 2-5 4-1 4-2 5-1 6-3",
+    ),
+    # do-support question: do and 吗 unaligned
+    (
+        lambda g: g.clause("你", "喜欢", "猫", question=True),
+        "你 喜欢 猫 吗 ？",
+        "do you like cats ?",
+        "0-1 1-2 2-3 4-4",
+    ),
+    # past question: 了 -> did
+    (
+        lambda g: g.clause("你", "吃", "苹果", tense="past", question=True),
+        "你 吃 了 苹果 吗 ？",
+        "did you eat apples ?",
+        "0-1 1-2 2-0 3-3 5-4",
+    ),
+    # negation: 不 -> do not / does not
+    (
+        lambda g: g.clause("我", "喜欢", "猫", negated=True),
+        "我 不 喜欢 猫",
+        "I do not like cats",
+        "0-0 1-1 1-2 2-3 3-4",
+    ),
+    (
+        lambda g: g.clause("他", "喜欢", "猫", negated=True),
+        "他 不 喜欢 猫",
+        "he does not like cats",
+        "0-0 1-1 1-2 2-3 3-4",
+    ),
+    # past negation: 没 -> did not, base form
+    (
+        lambda g: g.clause("他", "吃", "苹果", tense="past", negated=True, time="昨天"),
+        "他 昨天 没 吃 苹果",
+        "he did not eat apples yesterday",
+        "0-0 1-5 2-1 2-2 3-3 4-4",
+    ),
+    # future: 明天 ... 会 -> will; 不 会 -> will not
+    (
+        lambda g: g.clause("我", "去", "北京", tense="future", time="明天"),
+        "我 明天 会 去 北京",
+        "I will go to Beijing tomorrow",
+        "0-0 1-5 2-1 3-2 3-3 4-4",
+    ),
+    (
+        lambda g: g.clause("她", "哭", tense="future", negated=True),
+        "她 不 会 哭",
+        "she will not cry",
+        "0-0 1-2 2-1 3-3",
+    ),
+    # measure word unaligned
+    (
+        lambda g: g.clause("我", "买", g.counted("书", "三"), tense="past"),
+        "我 买 了 三 本 书",
+        "I bought three books",
+        "0-0 1-1 2-1 3-2 5-3",
+    ),
+    # relative clause flips head order; 的, the, that unaligned
+    (
+        lambda g: g.clause("他", "喜欢", g.relative("书", "我", "买")),
+        "他 喜欢 我 买 的 书",
+        "he likes the book that I bought",
+        "0-0 1-1 2-5 3-6 5-3",
+    ),
+    (
+        lambda g: g.clause("他", "读", g.relative("书", "我", "买", time="昨天")),
+        "他 读 我 昨天 买 的 书",
+        "he reads the book that I bought yesterday",
+        "0-0 1-1 2-5 3-7 4-6 6-3",
+    ),
+    (
+        lambda g: g.clause(g.subject_relative("学生", "喜欢", "猫"), "跑步"),
+        "喜欢 猫 的 学生 跑步",
+        "the student who likes cats runs",
+        "0-3 1-4 3-1 4-5",
+    ),
+    # possessive and this; bare subject nouns take "the"
+    (
+        lambda g: g.clause(g.possessive("我", "朋友"), "喜欢", g.this("车", "红")),
+        "我 的 朋友 喜欢 这 辆 红 的 车",
+        "my friend likes this red car",
+        "0-0 2-1 3-2 4-3 6-4 8-5",
+    ),
+    (
+        lambda g: g.clause("老师", "看见", g.modified("猫", "小"), tense="past"),
+        "老师 看见 了 小 的 猫",
+        "the teacher saw small cats",
+        "0-1 1-2 2-2 3-3 5-4",
+    ),
+    # adjectives: the copula is unaligned, 很 -> very
+    (lambda g: g.adjective_clause("他", "高兴"), "他 很 高兴", "he is very happy", "0-0 1-2 2-3"),
+    (
+        lambda g: g.adjective_clause("我们", "累", tense="past", time="昨天", question=True),
+        "我们 昨天 很 累 吗 ？",
+        "were we very tired yesterday ?",
+        "0-1 1-4 2-2 3-3 5-5",
+    ),
+    (
+        lambda g: g.adjective_clause("北京", "漂亮", tense="future", negated=True),
+        "北京 不 会 漂亮",
+        "Beijing will not be beautiful",
+        "0-0 1-2 2-1 3-4",
+    ),
+    # 是 -> is; a unaligned
+    (
+        lambda g: g.copula_clause("他", "老师", question=True),
+        "他 是 老师 吗 ？",
+        "is he a teacher ?",
+        "0-1 1-0 2-3 4-4",
+    ),
+    (
+        lambda g: g.copula_clause("我们", "学生", adjective="聪明", negated=True),
+        "我们 不 是 聪明 的 学生",
+        "we are not clever students",
+        "0-0 1-2 2-1 3-3 5-4",
+    ),
+    # connectives join clauses
+    (
+        lambda g: g.clause("我", "爱", "中国") + g.connective("， 然后") + g.clause("他", "哭"),
+        "我 爱 中国 ， 然后 他 哭",
+        "I love China , and then he cries",
+        "0-0 1-1 2-2 3-3 4-4 4-5 5-6 6-7",
+    ),
+]
+
+
+@pytest.mark.parametrize(("build", "src", "tgt", "links"), KNOWN, ids=[k[1] for k in KNOWN])
+def test_known_sentence_has_exact_alignment(
+    grammar: Grammar, build, src: str, tgt: str, links: str
+) -> None:
+    assert build(grammar).to_pair() == pair(src, tgt, links)
+
+
+def test_noun_phrase_roles(grammar: Grammar) -> None:
+    book = grammar.noun("书")
+    assert book.as_subject.en == ("the", "book") and book.as_object.en == ("books",)
+    three = grammar.counted("书", "三")
+    assert three.as_object.to_pair() == pair("三 本 书", "three books", "0-0 2-1")
+    assert grammar.noun("他").as_object.en == ("him",)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda g: g.clause("你", "喜欢", "猫", negated=True, question=True),
+        lambda g: g.clause("我", "吃", "苹果", tense="past", time="明天"),
+        lambda g: g.clause("我", "飞", "苹果"),
+        lambda g: g.adjective_clause("他", "高兴", tense="past"),
+        lambda g: g.counted("茶", "三"),
+    ],
+)
+def test_ungrammatical_requests_are_rejected(grammar: Grammar, build) -> None:
+    with pytest.raises(ValueError):
+        build(grammar)
+
+
+# --------------------------------------------------------------------------- samples
+
+
+def _targets(p: Pair, i: int) -> list[str]:
+    return [p.tgt[j] for s, j in p.alignment or () if s == i]
+
+
+def test_samples_have_the_requested_length(grammar: Grammar) -> None:
+    rng = random.Random(3)
+    short = 0
+    for _ in range(600):
+        n = rng.randint(3, 60)
+        p = grammar.sample_pair(rng, n)
+        assert n - 3 <= len(p.src) <= n
+        short += len(p.src) < n
+    assert short <= 6
+
+
+def test_sample_alignments_are_in_range_and_sorted(samples: list[Pair]) -> None:
+    for p in samples:
+        assert p.alignment is not None
+        assert list(p.alignment) == sorted(set(p.alignment))
+        assert all(0 <= i < len(p.src) and 0 <= j < len(p.tgt) for i, j in p.alignment)
+
+
+def test_every_content_word_is_aligned(grammar: Grammar, samples: list[Pair]) -> None:
+    for p in samples:
+        aligned = {i for i, _ in p.alignment or ()}
+        for i, word in enumerate(p.src):
+            assert word in grammar.categories, word
+            if word in grammar.content_src:
+                assert i in aligned, (p, word)
+
+
+def test_unaligned_words_never_appear_in_a_link(grammar: Grammar, samples: list[Pair]) -> None:
+    for p in samples:
+        for i, j in p.alignment or ():
+            assert p.src[i] not in grammar.unaligned_src, p
+            assert p.tgt[j] not in grammar.unaligned_tgt, p
+
+
+def test_function_words_align_as_designed(samples: list[Pair]) -> None:
+    seen = set()
+    for p in samples:
+        links = set(p.alignment or ())
+        for i, word in enumerate(p.src):
+            targets = _targets(p, i)
+            if word == "了":  # shares the verb's past form, or is "did" in a question
+                (j,) = [j for s, j in links if s == i]
+                assert (i - 1, j) in links or p.tgt[j] == "did", p
+                seen.add(word)
+            elif word == "不":
+                assert targets in (["do", "not"], ["does", "not"], ["not"]), p
+                seen.add(word)
+            elif word == "没":
+                assert targets == ["did", "not"], p
+                seen.add(word)
+            elif word == "会":
+                assert targets == ["will"], p
+                seen.add(word)
+            elif word in ("吗", "的"):
+                assert targets == [], p
+    assert seen == {"了", "不", "没", "会"}
+
+
+def test_english_is_lowercase_except_i_and_proper_nouns(grammar: Grammar, samples) -> None:
+    lex = grammar.lexicon
+    proper = {w for entry in (*lex.names, *lex.places) for w in entry.en}
+    proper |= {w for noun in lex.nouns for w in noun.singular}
+    capitalised = {w for p in samples for w in p.tgt if w[0].isupper()}
+    assert capitalised <= {"I"} | {w for w in proper if w[0].isupper()}
+    assert {"I", "China", "Beijing"} <= capitalised
+
+
+def test_samples_are_varied(grammar: Grammar) -> None:
+    rng = random.Random(11)
+    short = [grammar.sample_pair(rng, rng.randint(3, 8)).src for _ in range(500)]
+    assert len(set(short)) >= 480
+
+
+def test_samples_cover_the_constructions(samples: list[Pair]) -> None:
+    tokens = {token for p in samples for token in p.src}
+    markers = {"吗", "了", "没", "不", "会", "的", "在", "一起", "然后", "因为", "但是", "是", "很"}
+    assert markers <= tokens
+    assert {"do", "does", "did", "will", "that", "who", "the", "a"} <= {
+        token for p in samples for token in p.tgt
+    }
+    assert max(len(p.src) for p in samples) >= 50
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), length=st.integers(2, 80))
+def test_any_seed_and_length_gives_a_consistent_pair(
+    grammar: Grammar, seed: int, length: int
+) -> None:
+    p = grammar.sample_pair(random.Random(seed), length)
+    assert len(p.src) <= length
+    assert all(0 <= i < len(p.src) and 0 <= j < len(p.tgt) for i, j in p.alignment or ())
+    assert p == grammar.sample_pair(random.Random(seed), length)
+
+
+def test_too_short_a_request_is_rejected(grammar: Grammar) -> None:
+    with pytest.raises(ValueError, match="at least"):
+        grammar.sample_pair(random.Random(0), 1)
