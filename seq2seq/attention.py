@@ -57,6 +57,10 @@ class Attention(nn.Module, ABC):
 
     num_heads: int
     context_size: int
+    # True when the context is exactly ``weights @ memory.values`` (one head, no output
+    # layer): a consumer may then project the values once per batch instead of projecting
+    # the context at every step (see :meth:`attention_weights`).
+    averages_values: bool = False
 
     @abstractmethod
     def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
@@ -72,6 +76,10 @@ class Attention(nn.Module, ABC):
             return self._attend(query, memory)
         context, weights = self._attend(query.unsqueeze(1), memory)
         return context.squeeze(1), None if weights is None else weights.squeeze(2)
+
+    def attention_weights(self, query: Tensor, memory: Memory) -> Tensor:
+        """Step form, weights only: query (B, D_q) -> (B, 1, T_s); needs ``averages_values``."""
+        raise NotImplementedError(f"{type(self).__name__} does not average the values")
 
     def forward(self, query: Tensor, keys: Tensor, mask: Tensor) -> tuple[Tensor, Tensor | None]:
         return self.attend(query, self.prepare(keys, mask))
@@ -106,10 +114,26 @@ class NoAttention(Attention):
         return context, None
 
 
-class AdditiveAttention(Attention):
-    """Bahdanau attention: ``score(q, k) = v_aᵀ tanh(W_a q + U_a k)``; sizes may differ."""
+class SingleHeadAttention(Attention):
+    """One distribution over the source; the context is the weighted average of the keys."""
 
     num_heads = 1
+    averages_values = True
+
+    @abstractmethod
+    def _weights(self, query: Tensor, memory: Memory) -> Tensor:
+        """query (B, T_q, D_q) -> weights (B, T_q, T_s)."""
+
+    def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor]:
+        weights = self._weights(query, memory)
+        return weights @ memory.values, weights.unsqueeze(1)
+
+    def attention_weights(self, query: Tensor, memory: Memory) -> Tensor:
+        return self._weights(query.unsqueeze(1), memory)  # (B, 1, T_s)
+
+
+class AdditiveAttention(SingleHeadAttention):
+    """Bahdanau attention: ``score(q, k) = v_aᵀ tanh(W_a q + U_a k)``; sizes may differ."""
 
     def __init__(self, query_dim: int, key_dim: int, hidden_dim: int) -> None:
         super().__init__()
@@ -121,19 +145,17 @@ class AdditiveAttention(Attention):
     def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
         return Memory(self.key_layer(keys), keys, mask)  # U_a k: (B, T_s, A), once per batch
 
-    def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor]:
+    def _weights(self, query: Tensor, memory: Memory) -> Tensor:
+        """query (B, T_q, D_q) -> weights (B, T_q, T_s)."""
         assert memory.scores_from is not None
         projected_query = self.query_layer(query).unsqueeze(2)  # (B, T_q, 1, A)
         energy = torch.tanh(projected_query + memory.scores_from.unsqueeze(1))  # (B, T_q, T_s, A)
         scores = self.energy_layer(energy).squeeze(-1)  # (B, T_q, T_s)
-        weights = masked_softmax(scores, memory.mask.unsqueeze(1))
-        return weights @ memory.values, weights.unsqueeze(1)
+        return masked_softmax(scores, memory.mask.unsqueeze(1))
 
 
-class ScaledDotProductAttention(Attention):
+class ScaledDotProductAttention(SingleHeadAttention):
     """``score(q, k) = q·k / √d_k``; a learned query projection only when ``D_q != D_k``."""
-
-    num_heads = 1
 
     def __init__(self, query_dim: int, key_dim: int) -> None:
         super().__init__()
@@ -146,13 +168,13 @@ class ScaledDotProductAttention(Attention):
     def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
         return Memory(keys, keys, mask)
 
-    def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor]:
+    def _weights(self, query: Tensor, memory: Memory) -> Tensor:
+        """query (B, T_q, D_q) -> weights (B, T_q, T_s)."""
         assert memory.scores_from is not None
         if self.query_layer is not None:
             query = self.query_layer(query)
         scores = (query @ memory.scores_from.transpose(1, 2)) * self.scale  # (B, T_q, T_s)
-        weights = masked_softmax(scores, memory.mask.unsqueeze(1))
-        return weights @ memory.values, weights.unsqueeze(1)
+        return masked_softmax(scores, memory.mask.unsqueeze(1))
 
 
 class MultiHeadAttention(Attention):

@@ -147,11 +147,15 @@ class Decoder(nn.Module):
         steps = tgt_in.size(1)
         if teacher_forcing >= 1.0 and isinstance(self.attention, NoAttention):
             return self._forward_static_context(tgt_in, memory, state), None
-        use_reference = (
-            (torch.rand(steps) < teacher_forcing).tolist() if teacher_forcing < 1 else None
-        )
+        sampled = teacher_forcing < 1.0
+        use_reference = (torch.rand(steps) < teacher_forcing).tolist() if sampled else None
         embedded = self.dropout(self.embedding(tgt_in))  # (B, T_t, E)
-        input_gates = self._input_gates(embedded)  # (B, T_t, 3H)
+        input_gates = self._input_gates(embedded)  # (B, T_t, 3H), all steps at once
+        # When the context is a weighted average of the values, W_c·c_t = α_t·(W_c·values):
+        # projecting the values once per batch replaces a (B, D_k)x(D_k, 3H) product per step.
+        value_gates = None
+        if self.attention.averages_values:
+            value_gates = self._context_gates(memory.values)  # (B, T_s, 3H)
         weight_hh, bias_hh = self.rnn.weight_hh_l0, self.rnn.bias_hh_l0
         states, contexts, step_weights, step_logits = [], [], [], []
         for t in range(steps):
@@ -163,19 +167,30 @@ class Decoder(nn.Module):
                 gates_x = self._input_gates(predicted)
             else:
                 gates_x = input_gates[:, t]
-            context, weights = self.attention.attend(state, memory)
-            state = gru_cell(gates_x + self._context_gates(context), state, weight_hh, bias_hh)
+            if value_gates is not None:
+                weights = self.attention.attention_weights(state, memory)  # (B, 1, T_s)
+                context_gates = torch.bmm(weights, value_gates).squeeze(1)
+                context = torch.bmm(weights, memory.values).squeeze(1) if sampled else None
+            else:
+                context, weights = self.attention.attend(state, memory)
+                context_gates = self._context_gates(context)
+            state = gru_cell(gates_x + context_gates, state, weight_hh, bias_hh)
             states.append(state)
             contexts.append(context)
-            if keep_weights and weights is not None:
-                step_weights.append(weights)
-            if use_reference is not None:
+            step_weights.append(weights)
+            if sampled:
                 step_logits.append(self.readout(state, context, embedded[:, t]))
-        if use_reference is not None:
+        if sampled:
             logits = torch.stack(step_logits, dim=1)
         else:  # all steps' output layer in one batched product
-            logits = self.readout(torch.stack(states, 1), torch.stack(contexts, 1), embedded)
-        weights_out = torch.stack(step_weights, dim=2) if step_weights else None
+            if value_gates is not None:  # contexts of all steps in one product too
+                all_contexts = torch.cat(step_weights, dim=1) @ memory.values  # (B, T_t, D_k)
+            else:
+                all_contexts = torch.stack(contexts, dim=1)
+            logits = self.readout(torch.stack(states, 1), all_contexts, embedded)
+        weights_out = None
+        if keep_weights and step_weights[0] is not None:
+            weights_out = torch.stack(step_weights, dim=2)  # (B, heads, T_t, T_s)
         return logits, weights_out
 
     def _forward_static_context(self, tgt_in: Tensor, memory: Memory, state: Tensor) -> Tensor:

@@ -11,7 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seq2seq.data.corpus import Pair, parse_alignment
-from seq2seq.data.grammar import DEFAULT_GRAMMAR, Grammar, Phrase, arrange
+from seq2seq.data.grammar import Grammar
+from seq2seq.data.lexicon import DEFAULT_GRAMMAR
+from seq2seq.data.phrase import Phrase, arrange
 from seq2seq.errors import UserError
 
 

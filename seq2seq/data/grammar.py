@@ -1,11 +1,10 @@
-"""A YAML grammar that generates Chinese→English sentence pairs with gold word alignments.
+"""The grammar: builds Chinese→English sentence pairs with gold word alignments.
 
-Pairs are assembled from :class:`Phrase` pieces (Chinese tokens, English tokens and the
-links between them); concatenating or reordering pieces shifts the links, so every
-alignment is right by construction. The lexicon, function words, connectives, word order
-and sampling weights live in ``data/grammar.yaml``, which documents the alignment
-conventions at its top. The English inflection rules (agreement, do-support, tense)
-live here.
+Pairs are assembled from :class:`~seq2seq.data.phrase.Phrase` pieces, so every alignment
+is right by construction. The lexicon, function words, connectives, word order and
+sampling weights live in ``data/grammar.yaml`` (read by :mod:`seq2seq.data.lexicon`),
+which documents the alignment conventions at its top. The English inflection rules
+(agreement, do-support, tense) live here.
 
 Two ways in:
 
@@ -17,49 +16,43 @@ Two ways in:
 from __future__ import annotations
 
 import random
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-import yaml
-
-from seq2seq.data.corpus import Pair, parse_alignment
+from seq2seq.data.corpus import Pair
+from seq2seq.data.lexicon import (
+    CLAUSE_KINDS,
+    DEFAULT_GRAMMAR,
+    NP_FORM_LENGTHS,
+    TENSES,
+    GrammarFileError,
+    Lexicon,
+    Noun,
+    Verb,
+    load_lexicon,
+)
+from seq2seq.data.phrase import CrossLink, NounPhrase, Phrase, arrange, concat
+from seq2seq.data.planning import (
+    ClausePlan,
+    Fits,
+    Option,
+    Slot,
+    draw,
+    fit_lengths,
+    pick,
+    running_sums,
+    weighted,
+)
 from seq2seq.errors import UserError
 
 T = TypeVar("T")
-Link = tuple[int, int]
-#: A link across two parts of a construction: (zh part, index, en part, index).
-CrossLink = tuple[str, int, str, int]
 
-DEFAULT_GRAMMAR = Path(__file__).resolve().parents[2] / "data" / "grammar.yaml"
-
-TENSES = ("present", "past", "future")
-CLAUSE_KINDS = ("transitive", "intransitive", "adjective", "copula")
 CONTENT_CATEGORIES = frozenset(
     {"pronoun", "name", "noun", "place", "verb", "adjective", "time", "number"}
 )
-#: Chinese length of each noun-phrase form (the English side may differ).
-NP_FORM_LENGTHS: Mapping[str, int] = MappingProxyType(
-    {
-        "pronoun": 1,  # 我 / I, me
-        "name": 1,  # 玛丽 / Mary
-        "place": 1,  # 公园 / the park
-        "bare": 1,  # 书 / the book (subject), books (object)
-        "possessive": 3,  # 我 的 书 / my book
-        "counted": 3,  # 三 本 书 / three books
-        "this": 3,  # 这 本 书 / this book
-        "modified": 3,  # 新 的 书 / the new book, new books
-        "subject_relative": 4,  # 喜欢 猫 的 学生 / the student who likes cats
-        "relative": 4,  # 我 买 的 书 / the book that I bought
-        "relative_time": 5,  # 我 昨天 买 的 书 / the book that I bought yesterday
-        "counted_modified": 5,  # 三 本 新 的 书 / three new books
-        "this_modified": 5,  # 这 本 新 的 书 / this new book
-    }
-)
-COMPLEMENT_FORMS = ("bare", "modified")
 #: Chinese length of aux + verb for each (tense, negated): 吃 / 不 吃 / 吃 了 / 没 吃 / 会 吃 /
 #: 不 会 吃; 很 高兴 / 不 高兴 / 会 很 高兴 / 不 会 高兴; 是 / 不 是.
 PREDICATE_LENGTHS: Mapping[str, Mapping[tuple[str, bool], int]] = MappingProxyType(
@@ -87,674 +80,12 @@ PREDICATE_LENGTHS: Mapping[str, Mapping[tuple[str, bool], int]] = MappingProxyTy
         "copula": MappingProxyType({("present", False): 1, ("present", True): 2}),
     }
 )
-CLAUSE_PARTS = ("subject", "time", "aux", "companion", "place", "verb", "object")
-#: The parts each construction of ``word_order`` must list: (Chinese parts, English parts).
-WORD_ORDER_PARTS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = MappingProxyType(
-    {
-        "statement": (frozenset(CLAUSE_PARTS), frozenset(CLAUSE_PARTS)),
-        "question": (frozenset((*CLAUSE_PARTS, "particle")),) * 2,
-        "relative_clause": (
-            frozenset({"subject", "time", "verb", "modifier", "head"}),
-            frozenset({"article", "head", "relative", "subject", "verb", "time"}),
-        ),
-        "subject_relative_clause": (
-            frozenset({"verb", "object", "modifier", "head"}),
-            frozenset({"article", "head", "relative", "verb", "object"}),
-        ),
-    }
-)
-FUNCTION_ROLES = (
-    "modifier",
-    "question",
-    "together",
-    "question_mark",
-    "perfective",
-    "negation",
-    "past_negation",
-    "future",
-    "degree",
-    "locative",
-    "comitative",
-    "demonstrative",
-    "copula",
-)
-
-
-# --------------------------------------------------------------------------- phrases
-
-
-@dataclass(frozen=True)
-class Phrase:
-    """Chinese tokens, English tokens and the ``(zh_index, en_index)`` links between them.
-
-    Indices are local to the phrase; ``a + b`` concatenates both sides and shifts ``b``'s
-    links past ``a``.
-    """
-
-    zh: tuple[str, ...] = ()
-    en: tuple[str, ...] = ()
-    links: tuple[Link, ...] = ()
-
-    def __add__(self, other: Phrase) -> Phrase:
-        if not (other.zh or other.en):
-            return self
-        if not (self.zh or self.en):
-            return other
-        dz, de = len(self.zh), len(self.en)
-        shifted = tuple((i + dz, j + de) for i, j in other.links)
-        return Phrase(self.zh + other.zh, self.en + other.en, self.links + shifted)
-
-    def to_pair(self) -> Pair:
-        """The sentence pair, with links sorted by (source, target)."""
-        return Pair(self.zh, self.en, tuple(sorted(set(self.links))))
-
-
-def concat(phrases: Iterable[Phrase]) -> Phrase:
-    """Concatenate phrases in order on both sides (like ``sum`` with ``+``, in one pass)."""
-    zh: list[str] = []
-    en: list[str] = []
-    links: list[Link] = []
-    for phrase in phrases:
-        dz, de = len(zh), len(en)
-        links.extend([(i + dz, j + de) for i, j in phrase.links])
-        zh.extend(phrase.zh)
-        en.extend(phrase.en)
-    return Phrase(tuple(zh), tuple(en), tuple(links))
-
-
-def arrange(
-    parts: Mapping[str, Phrase],
-    zh_order: Sequence[str],
-    en_order: Sequence[str],
-    cross_links: Iterable[CrossLink] = (),
-) -> Phrase:
-    """Lay out named parts in one order in Chinese and another in English.
-
-    Each part keeps its own links; ``cross_links`` join a Chinese word of one part to an
-    English word of another (了 in the verb part -> "did" in the auxiliary part).
-    """
-    zh: list[str] = []
-    en: list[str] = []
-    zh_start: dict[str, int] = {}
-    en_start: dict[str, int] = {}
-    for name in zh_order:
-        zh_start[name] = len(zh)
-        zh.extend(parts[name].zh)
-    for name in en_order:
-        en_start[name] = len(en)
-        en.extend(parts[name].en)
-    links: list[Link] = []
-    for name in zh_order:
-        part_links = parts[name].links
-        if part_links:
-            dz, de = zh_start[name], en_start[name]
-            links.extend([(i + dz, j + de) for i, j in part_links])
-    links.extend([(zh_start[a] + i, en_start[b] + j) for a, i, b, j in cross_links])
-    return Phrase(tuple(zh), tuple(en), tuple(links))
-
-
-@dataclass(frozen=True)
-class NounPhrase:
-    """A noun phrase as subject and as object (they differ for pronouns and bare nouns)."""
-
-    as_subject: Phrase
-    as_object: Phrase
-    person: int = 3
-    plural: bool = False
-    head: str = ""
-
-    @property
-    def third_singular(self) -> bool:
-        """Whether a present-tense verb takes -s after this subject (he/she/it)."""
-        return self.person == 3 and not self.plural
-
-
-# --------------------------------------------------------------------------- lexicon
-
-
-@dataclass(frozen=True)
-class Pronoun:
-    """我 -> I / me / my; ``person`` 1-3 and ``plural`` drive agreement."""
-
-    zh: str
-    subject: str
-    object: str
-    possessive: str
-    person: int
-    plural: bool
-
-
-@dataclass(frozen=True)
-class Name:
-    """A person's name (玛丽 -> Mary): third person singular."""
-
-    zh: str
-    en: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Noun:
-    """A common noun; ``kind`` (person, food, ...) is what verbs and adjectives select."""
-
-    zh: str
-    singular: tuple[str, ...]
-    plural: tuple[str, ...]
-    measure: str | None
-    kind: str
-
-    @property
-    def mass(self) -> bool:
-        """Mass nouns (茶 tea) have no measure word, no plural and no article when bare."""
-        return self.measure is None
-
-
-@dataclass(frozen=True)
-class Place:
-    """A place (北京 -> Beijing, 公园 -> the park); 在 translates to ``preposition``."""
-
-    zh: str
-    en: tuple[str, ...]
-    preposition: str
-
-
-@dataclass(frozen=True)
-class Verb:
-    """Base, third-person-singular and past forms; ``objects`` lists the noun kinds taken
-    (empty for intransitive verbs)."""
-
-    zh: str
-    base: tuple[str, ...]
-    third: tuple[str, ...]
-    past: tuple[str, ...]
-    objects: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Adjective:
-    """An adjective and the noun kinds it ``describes``."""
-
-    zh: str
-    en: tuple[str, ...]
-    describes: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class TimeWord:
-    """A time phrase (昨天 -> yesterday) and the tense it calls for."""
-
-    zh: str
-    en: tuple[str, ...]
-    tense: str
-
-
-@dataclass(frozen=True)
-class Number:
-    """A numeral (三 -> three); ``value`` 1 keeps the noun singular."""
-
-    zh: str
-    en: tuple[str, ...]
-    value: int
-
-
-@dataclass(frozen=True)
-class FunctionWord:
-    """A Chinese grammatical word; ``en`` is its fixed English counterpart, if any."""
-
-    zh: str
-    en: tuple[str, ...]
-    aligned: bool
-
-
-@dataclass(frozen=True)
-class EnglishWords:
-    """English grammatical words; the first five are never aligned."""
-
-    the: str
-    a: str
-    an: str
-    that: str
-    who: str
-    do: tuple[str, str, str]
-    copula_present: tuple[str, str, str]
-    copula_past: tuple[str, str]
-    be: str
-
-    @property
-    def unaligned(self) -> frozenset[str]:
-        """Articles and relative pronouns: no Chinese counterpart."""
-        return frozenset({self.the, self.a, self.an, self.that, self.who})
-
-
-@dataclass(frozen=True)
-class Connective:
-    """Joins two clauses (``， 然后`` -> ``, and then``)."""
-
-    phrase: Phrase
-    weight: float
-    before_question: bool
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """Weights and rates from the ``sampling`` section."""
-
-    question_rate: float
-    negation_rate: float
-    clause_length: tuple[int, int]
-    stop_rate: float
-    clause_kinds: Mapping[str, float]
-    tenses: Mapping[str, float]
-    optional: Mapping[str, float]
-    subject_forms: Mapping[str, float]
-    object_forms: Mapping[str, float]
-    companion_forms: Mapping[str, float]
-    complement_forms: Mapping[str, float]
-
-
-@dataclass(frozen=True)
-class Lexicon:
-    """Everything ``grammar.yaml`` says, parsed and type-checked."""
-
-    pronouns: tuple[Pronoun, ...]
-    names: tuple[Name, ...]
-    nouns: tuple[Noun, ...]
-    places: tuple[Place, ...]
-    transitive_verbs: tuple[Verb, ...]
-    intransitive_verbs: tuple[Verb, ...]
-    adjectives: tuple[Adjective, ...]
-    times: tuple[TimeWord, ...]
-    numbers: tuple[Number, ...]
-    function_words: Mapping[str, FunctionWord]
-    english: EnglishWords
-    connectives: tuple[Connective, ...]
-    word_order: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]
-    sampling: Sampling
-
-
-# --------------------------------------------------------------------------- parsing
-
-
-class GrammarFileError(ValueError):
-    """Something in the grammar file is missing or malformed (the message says what)."""
-
-
-_MISSING = object()
-
-
-def _get(mapping: Any, key: str, where: str, default: Any = _MISSING) -> Any:
-    if not isinstance(mapping, dict):
-        raise GrammarFileError(f"{where} must be a mapping, found {mapping!r}")
-    if key in mapping:
-        return mapping[key]
-    if default is _MISSING:
-        raise GrammarFileError(f"{where} has no '{key}'")
-    return default
-
-
-def _text(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise GrammarFileError(f"{where} must be a non-empty string (quote it), found {value!r}")
-    return value.strip()
-
-
-def _words(value: Any, where: str) -> tuple[str, ...]:
-    return tuple(_text(value, where).split())
-
-
-def _token(value: Any, where: str) -> str:
-    words = _words(value, where)
-    if len(words) != 1:
-        raise GrammarFileError(f"{where} must be a single word, found {value!r}")
-    return words[0]
-
-
-def _number(value: Any, where: str, low: float = 0.0, high: float | None = None) -> float:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= low
-    if not ok or (high is not None and value > high):
-        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise GrammarFileError(f"{where} must be a number {bound}, found {value!r}")
-    return float(value)
-
-
-def _entries(data: Any, key: str) -> list[Any]:
-    value = _get(data, key, "lexicon")
-    if not isinstance(value, list) or not value:
-        raise GrammarFileError(f"lexicon.{key} must be a non-empty list")
-    return value
-
-
-def _choice(value: Any, allowed: Sequence[str], where: str) -> str:
-    if value not in allowed:
-        raise GrammarFileError(f"{where} must be one of {', '.join(allowed)}, found {value!r}")
-    return value
-
-
-def _kinds(value: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value:
-        raise GrammarFileError(f"{where} must be a non-empty list of noun kinds")
-    return tuple(_token(v, where) for v in value)
-
-
-def _weights(value: Any, allowed: Sequence[str], where: str) -> Mapping[str, float]:
-    if not isinstance(value, dict) or not value:
-        raise GrammarFileError(f"{where} must be a non-empty mapping of weights")
-    weights = {}
-    for key in allowed:  # fixed order, whatever the file's order
-        if key in value:
-            weights[key] = _number(value[key], f"{where}.{key}")
-    unknown = sorted(str(k) for k in value if k not in allowed)
-    if unknown:
-        raise GrammarFileError(f"{where} has unknown keys {unknown}; use {', '.join(allowed)}")
-    if not any(weights.values()):
-        raise GrammarFileError(f"{where} needs at least one positive weight")
-    return MappingProxyType(weights)
-
-
-def _parse_pronoun(item: Any, where: str) -> Pronoun:
-    person = _get(item, "person", where)
-    if person not in (1, 2, 3):
-        raise GrammarFileError(f"{where}.person must be 1, 2 or 3, found {person!r}")
-    plural = _get(item, "plural", where, False)
-    if not isinstance(plural, bool):
-        raise GrammarFileError(f"{where}.plural must be true or false")
-    fields = ("subject", "object", "possessive")
-    words = [_token(_get(item, f, where), f"{where}.{f}") for f in fields]
-    return Pronoun(_token(_get(item, "zh", where), f"{where}.zh"), *words, person, plural)
-
-
-def _parse_noun(item: Any, where: str) -> Noun:
-    singular = _words(_get(item, "en", where), f"{where}.en")
-    default_plural = " ".join((*singular[:-1], singular[-1] + "s"))
-    plural = _words(_get(item, "plural", where, default_plural), f"{where}.plural")
-    measure = _get(item, "measure", where, None)
-    return Noun(
-        zh=_token(_get(item, "zh", where), f"{where}.zh"),
-        singular=singular,
-        plural=plural,
-        measure=None if measure is None else _token(measure, f"{where}.measure"),
-        kind=_token(_get(item, "kind", where), f"{where}.kind"),
-    )
-
-
-def _parse_verb(item: Any, where: str, transitive: bool) -> Verb:
-    forms = _get(item, "forms", where)
-    if not isinstance(forms, list) or len(forms) != 3:
-        raise GrammarFileError(f"{where}.forms must list [base, third person singular, past]")
-    base, third, past = (_words(f, f"{where}.forms") for f in forms)
-    objects = _kinds(_get(item, "objects", where), f"{where}.objects") if transitive else ()
-    return Verb(_token(_get(item, "zh", where), f"{where}.zh"), base, third, past, objects)
-
-
-def _parse_simple(item: Any, where: str, cls: Callable[..., T], **extra: Any) -> T:
-    zh = _token(_get(item, "zh", where), f"{where}.zh")
-    return cls(zh, _words(_get(item, "en", where), f"{where}.en"), **extra)
-
-
-def _parse_entries(data: Any) -> dict[str, tuple[Any, ...]]:
-    lex = _get(data, "lexicon", "the file")
-
-    def each(key: str, parse: Callable[[Any, str], T]) -> tuple[T, ...]:
-        return tuple(
-            parse(item, f"lexicon.{key}[{n}]") for n, item in enumerate(_entries(lex, key))
-        )
-
-    return {
-        "pronouns": each("pronouns", _parse_pronoun),
-        "names": each("names", lambda it, w: _parse_simple(it, w, Name)),
-        "nouns": each("nouns", _parse_noun),
-        "places": each(
-            "places",
-            lambda it, w: _parse_simple(
-                it, w, Place, preposition=_token(_get(it, "preposition", w), f"{w}.preposition")
-            ),
-        ),
-        "transitive_verbs": each("transitive_verbs", lambda it, w: _parse_verb(it, w, True)),
-        "intransitive_verbs": each("intransitive_verbs", lambda it, w: _parse_verb(it, w, False)),
-        "adjectives": each(
-            "adjectives",
-            lambda it, w: _parse_simple(
-                it, w, Adjective, describes=_kinds(_get(it, "describes", w), f"{w}.describes")
-            ),
-        ),
-        "times": each(
-            "times",
-            lambda it, w: _parse_simple(
-                it, w, TimeWord, tense=_choice(_get(it, "tense", w), TENSES, f"{w}.tense")
-            ),
-        ),
-        "numbers": each(
-            "numbers",
-            lambda it, w: _parse_simple(
-                it, w, Number, value=int(_number(_get(it, "value", w), f"{w}.value", low=1))
-            ),
-        ),
-    }
-
-
-def _parse_function_words(data: Any) -> Mapping[str, FunctionWord]:
-    section = _get(data, "function_words", "the file")
-    words = {}
-    for role in FUNCTION_ROLES:
-        where = f"function_words.{role}"
-        item = _get(section, role, "function_words")
-        en = _get(item, "en", where, None)
-        aligned = _get(item, "aligned", where, True)
-        if not isinstance(aligned, bool):
-            raise GrammarFileError(f"{where}.aligned must be true or false")
-        words[role] = FunctionWord(
-            zh=_token(_get(item, "zh", where), f"{where}.zh"),
-            en=() if en is None else _words(en, f"{where}.en"),
-            aligned=aligned,
-        )
-    for role in ("question_mark", "negation", "past_negation", "future", "degree", "comitative"):
-        if not words[role].en:
-            raise GrammarFileError(f"function_words.{role} needs an 'en' translation")
-    return MappingProxyType(words)
-
-
-def _parse_english(data: Any) -> EnglishWords:
-    section = _get(data, "english_function_words", "the file")
-
-    def word(key: str) -> str:
-        return _token(_get(section, key, "english_function_words"), f"english_function_words.{key}")
-
-    def words(key: str, count: int) -> tuple[str, ...]:
-        value = _get(section, key, "english_function_words")
-        if not isinstance(value, list) or len(value) != count:
-            raise GrammarFileError(f"english_function_words.{key} must list {count} words")
-        return tuple(_token(v, f"english_function_words.{key}") for v in value)
-
-    return EnglishWords(
-        the=word("definite_article"),
-        a=word("indefinite_article"),
-        an=word("indefinite_article_vowel"),
-        that=word("relative"),
-        who=word("relative_person"),
-        do=words("do", 3),  # type: ignore[arg-type]
-        copula_present=words("copula_present", 3),  # type: ignore[arg-type]
-        copula_past=words("copula_past", 2),  # type: ignore[arg-type]
-        be=word("copula_infinitive"),
-    )
-
-
-def _parse_connectives(data: Any) -> tuple[Connective, ...]:
-    items = _get(data, "connectives", "the file")
-    if not isinstance(items, list) or not items:
-        raise GrammarFileError("connectives must be a non-empty list")
-    connectives = []
-    for n, item in enumerate(items):
-        where = f"connectives[{n}]"
-        zh = _words(_get(item, "zh", where), f"{where}.zh")
-        en = _words(_get(item, "en", where), f"{where}.en")
-        try:
-            links = parse_alignment(
-                _text(_get(item, "align", where), f"{where}.align"), len(zh), len(en)
-            )
-        except ValueError as err:
-            raise GrammarFileError(f"{where}.align: {err}") from None
-        if {i for i, _ in links} != set(range(len(zh))):
-            raise GrammarFileError(f"{where}.align must link every Chinese word")
-        before_question = _get(item, "before_question", where, False)
-        if not isinstance(before_question, bool):
-            raise GrammarFileError(f"{where}.before_question must be true or false")
-        weight = _number(_get(item, "weight", where, 1), f"{where}.weight")
-        connectives.append(Connective(Phrase(zh, en, links), weight, before_question))
-    if not any(c.weight for c in connectives):
-        raise GrammarFileError("connectives need at least one positive weight")
-    return tuple(connectives)
-
-
-def _parse_word_order(data: Any) -> Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-    section = _get(data, "word_order", "the file")
-    orders = {}
-    for construction, expected in WORD_ORDER_PARTS.items():
-        where = f"word_order.{construction}"
-        item = _get(section, construction, "word_order")
-        pair = []
-        for language, parts in zip(("zh", "en"), expected, strict=True):
-            order = _get(item, language, where)
-            if not isinstance(order, list) or sorted(order) != sorted(parts):
-                raise GrammarFileError(
-                    f"{where}.{language} must list each of {', '.join(sorted(parts))} once"
-                )
-            pair.append(tuple(order))
-        orders[construction] = (pair[0], pair[1])
-    return MappingProxyType(orders)
-
-
-def _parse_sampling(data: Any) -> Sampling:
-    section = _get(data, "sampling", "the file")
-    where = "sampling"
-
-    def rate(key: str) -> float:
-        return _number(_get(section, key, where), f"{where}.{key}", high=1.0)
-
-    lengths = _get(section, "clause_length", where)
-    if not (
-        isinstance(lengths, list) and len(lengths) == 2 and all(type(v) is int for v in lengths)
-    ):
-        raise GrammarFileError("sampling.clause_length must be [shortest, longest]")
-    if not 2 <= lengths[0] <= lengths[1]:
-        raise GrammarFileError("sampling.clause_length needs 2 <= shortest <= longest")
-    optional = _get(section, "optional", where)
-    forms = tuple(NP_FORM_LENGTHS)
-
-    def weights(key: str, allowed: Sequence[str]) -> Mapping[str, float]:
-        return _weights(_get(section, key, where), allowed, f"{where}.{key}")
-
-    return Sampling(
-        question_rate=rate("question_rate"),
-        negation_rate=rate("negation_rate"),
-        clause_length=(lengths[0], lengths[1]),
-        stop_rate=rate("stop_rate"),
-        clause_kinds=weights("clause_kinds", CLAUSE_KINDS),
-        tenses=weights("tenses", TENSES),
-        optional=MappingProxyType(
-            {
-                key: _number(
-                    _get(optional, key, f"{where}.optional"), f"{where}.optional.{key}", high=1
-                )
-                for key in ("time", "place", "companion")
-            }
-        ),
-        subject_forms=weights("subject_forms", forms),
-        object_forms=weights("object_forms", forms),
-        companion_forms=weights("companion_forms", ("pronoun", "name", "bare", "possessive")),
-        complement_forms=weights("complement_forms", COMPLEMENT_FORMS),
-    )
-
-
-def parse_lexicon(data: Any) -> Lexicon:
-    """Turn the YAML document into a :class:`Lexicon`; raises :class:`GrammarFileError`."""
-    return Lexicon(
-        **_parse_entries(data),
-        function_words=_parse_function_words(data),
-        english=_parse_english(data),
-        connectives=_parse_connectives(data),
-        word_order=_parse_word_order(data),
-        sampling=_parse_sampling(data),
-    )
-
-
-# --------------------------------------------------------------------------- sampling plans
-
-
-@dataclass(frozen=True)
-class _Option:
-    """One choice for a slot of a clause: a label, its Chinese length and its weight."""
-
-    label: Any
-    length: int
-    weight: float
-
-
-@dataclass(frozen=True)
-class _Slot:
-    """A named part of a clause and its options, grouped by Chinese length."""
-
-    name: str
-    lengths: tuple[int, ...]
-    length_weights: tuple[float, ...]
-    labels: tuple[tuple[Any, ...], ...]  # per length
-    label_cumulative: tuple[tuple[float, ...], ...]  # per length: running sums of weights
-
-    @classmethod
-    def of(cls, name: str, options: Iterable[_Option]) -> _Slot:
-        by_length: dict[int, list[_Option]] = {}
-        for option in options:
-            if option.weight > 0:
-                by_length.setdefault(option.length, []).append(option)
-        lengths = tuple(sorted(by_length))
-        groups = [by_length[n] for n in lengths]
-        return cls(
-            name,
-            lengths,
-            tuple(sum(o.weight for o in group) for group in groups),
-            tuple(tuple(o.label for o in group) for group in groups),
-            tuple(_running_sums(o.weight for o in group) for group in groups),
-        )
-
-    def sums(self, rest: int) -> int:
-        """Bitmask of totals reachable by this slot plus a total in ``rest``."""
-        mask = 0
-        for length in self.lengths:
-            mask |= rest << length
-        return mask
-
-    def label(self, rng: random.Random, length: int) -> Any:
-        """A label of the given length, by weight."""
-        k = self.lengths.index(length)
-        labels = self.labels[k]
-        if len(labels) == 1:
-            return labels[0]
-        return labels[_draw(rng, self.label_cumulative[k])]
-
-
-@dataclass(frozen=True)
-class _ClausePlan:
-    """A clause kind with its head word fixed, and the slots to fill."""
-
-    kind: str
-    head: str
-    slots: tuple[_Slot, ...]
-    subject_kinds: tuple[str, ...]
-    reachable: int  # bit n set <=> the slots can add up to n Chinese tokens
-    index: int  # position among the grammar's plans (a cache key)
-
-
-@dataclass(frozen=True)
-class _Fits:
-    """Every way a plan's slot lengths add up to one target, with running-sum weights."""
-
-    combos: tuple[tuple[int, ...], ...]
-    cumulative: tuple[float, ...]
 
 
 @dataclass(frozen=True)
 class _KindSet:
     """The nouns and noun-phrase forms available for a set of noun kinds."""
 
-    kinds: tuple[str, ...]
     nouns: tuple[Noun, ...]
     count_nouns: tuple[Noun, ...]
     modifiable: tuple[Noun, ...]
@@ -762,59 +93,6 @@ class _KindSet:
     relative_heads: tuple[Noun, ...]
     people: tuple[Noun, ...]
     forms: frozenset[str]
-
-
-def _running_sums(weights: Iterable[float]) -> tuple[float, ...]:
-    total = 0.0
-    sums = []
-    for weight in weights:
-        total += weight
-        sums.append(total)
-    return tuple(sums)
-
-
-def _draw(rng: random.Random, cumulative: Sequence[float]) -> int:
-    """Index ``i`` with probability proportional to ``cumulative[i] - cumulative[i - 1]``."""
-    return min(bisect_right(cumulative, rng.random() * cumulative[-1]), len(cumulative) - 1)
-
-
-def _weighted(rng: random.Random, items: Sequence[T], weights: Sequence[float]) -> T:
-    return items[_draw(rng, _running_sums(weights))]
-
-
-def _pick(rng: random.Random, items: Sequence[T]) -> T:
-    if not items:
-        raise ValueError("nothing to choose from")
-    return items[int(rng.random() * len(items))]  # as uniform as randrange, and faster
-
-
-def _fits(slots: Sequence[_Slot], target: int) -> _Fits:
-    """All slot-length combinations that add up to ``target``, weighted by the product of
-    their length weights (so a draw is exact and follows the slots' own weights)."""
-    suffix = [1] * (len(slots) + 1)
-    for k in range(len(slots) - 1, -1, -1):
-        suffix[k] = slots[k].sums(suffix[k + 1])
-    combos: list[tuple[int, ...]] = []
-    weights: list[float] = []
-
-    def walk(k: int, need: int, lengths: tuple[int, ...], weight: float) -> None:
-        if k == len(slots):
-            combos.append(lengths)
-            weights.append(weight)
-            return
-        slot = slots[k]
-        for length, w in zip(slot.lengths, slot.length_weights, strict=True):
-            if length <= need and suffix[k + 1] >> (need - length) & 1:
-                walk(k + 1, need - length, (*lengths, length), weight * w)
-
-    if suffix[0] >> target & 1:
-        walk(0, target, (), 1.0)
-    if not combos:
-        raise ValueError(f"these slots cannot make {target} tokens")
-    return _Fits(tuple(combos), _running_sums(weights))
-
-
-# --------------------------------------------------------------------------- grammar
 
 
 class Grammar:
@@ -861,10 +139,11 @@ class Grammar:
         self._times_by_tense = _group(lexicon.times, lambda t: (t.tense,))
         self._speakers = (*lexicon.pronouns, *lexicon.names)
         self._word_cache: dict[tuple[str, tuple[str, ...]], Phrase] = {}
-        self._fits: dict[tuple[bool, int, int], _Fits] = {}
+        self._fits: dict[tuple[bool, int, int], Fits] = {}
         self._kind_sets: dict[tuple[str, ...], _KindSet] = {}
-        self._plans = {allow: self._build_plans(allow) for allow in (True, False)}
-        self._plans_by_length = {allow: self._index_plans(p) for allow, p in self._plans.items()}
+        self._plans_by_length = {
+            allow: self._index_plans(self._build_plans(allow)) for allow in (True, False)
+        }
         lengths = [n for n, (groups, _) in enumerate(self._plans_by_length[True]) if groups]
         if not lengths:
             raise GrammarFileError("the grammar cannot build any clause; check sampling weights")
@@ -874,17 +153,8 @@ class Grammar:
     def load(cls, path: str | Path = DEFAULT_GRAMMAR) -> Grammar:
         """Read a grammar file; a missing or invalid file raises :class:`UserError`."""
         path = Path(path)
-        if not path.is_file():
-            raise UserError(f"grammar file {path} does not exist; pass the path of a grammar.yaml")
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError:
-            raise UserError(f"grammar file {path} is not UTF-8; re-save it as UTF-8") from None
-        except yaml.YAMLError as err:
-            reason = " ".join(str(err).split())
-            raise UserError(f"grammar file {path} is not valid YAML: {reason}") from None
-        try:
-            return cls(parse_lexicon(data))
+            return cls(load_lexicon(path))
         except GrammarFileError as err:
             raise UserError(f"grammar file {path}: {err}") from None
 
@@ -1284,7 +554,7 @@ class Grammar:
             "aux": aux,
             "companion": Phrase(),
             "place": Phrase(),
-            "verb": Phrase((self._fw["copula"].zh,)),
+            "verb": self._marker("copula"),
             "object": complement,
         }
         return self._finish_clause(parts, question, (("verb", 0, "aux", 0),))
@@ -1342,7 +612,7 @@ class Grammar:
             if last:
                 return concat(pieces)
             remaining -= len(clause.zh)
-            join = _weighted(rng, connectives, [c.weight for c in connectives])
+            join = weighted(rng, connectives, [c.weight for c in connectives])
             pieces.append(join.phrase)
             remaining -= len(join.phrase.zh)
 
@@ -1356,13 +626,13 @@ class Grammar:
         if target <= 0:
             raise ValueError("the grammar has no clause this short")
         kinds, cumulative = by_length[target]
-        plans = kinds[_draw(rng, cumulative)]
-        plan = _pick(rng, plans)
+        plans = kinds[draw(rng, cumulative)]
+        plan = pick(rng, plans)
         key = (question, plan.index, target)
         fits = self._fits.get(key)
         if fits is None:
-            fits = self._fits[key] = _fits(plan.slots, target)
-        combo = fits.combos[_draw(rng, fits.cumulative)]
+            fits = self._fits[key] = fit_lengths(plan.slots, target)
+        combo = fits.combos[draw(rng, fits.cumulative)]
         chosen = {
             slot.name: slot.label(rng, length)
             for slot, length in zip(plan.slots, combo, strict=True)
@@ -1370,7 +640,7 @@ class Grammar:
         return self._realise(rng, plan, chosen, question)
 
     def _realise(
-        self, rng: random.Random, plan: _ClausePlan, chosen: Mapping[str, Any], question: bool
+        self, rng: random.Random, plan: ClausePlan, chosen: Mapping[str, Any], question: bool
     ) -> Phrase:
         """Fill a plan's chosen labels with words and build the clause."""
         tense, negated = chosen["predicate"]
@@ -1422,7 +692,7 @@ class Grammar:
         adjective = None
         if form == "modified":
             noun = self._pick_other(rng, people.modifiable, [subject.head])
-            adjective = _pick(rng, self._adjectives_by_kind[noun.kind]).zh
+            adjective = pick(rng, self._adjectives_by_kind[noun.kind]).zh
         else:
             noun = self._pick_other(rng, people.people, [subject.head])
         return self.copula_clause(
@@ -1430,17 +700,17 @@ class Grammar:
         )
 
     def _sample_time(self, rng: random.Random, tense: str) -> str:
-        return _pick(rng, self._times_by_tense[tense]).zh
+        return pick(rng, self._times_by_tense[tense]).zh
 
     @staticmethod
     def _pick_other(rng: random.Random, items: Sequence[T], avoid: Sequence[str]) -> T:
         """A random item whose ``zh`` is not in ``avoid`` (any item if all are avoided)."""
         for _ in range(8):
-            item = _pick(rng, items)
+            item = pick(rng, items)
             if item.zh not in avoid:  # type: ignore[attr-defined]
                 return item
         others = [item for item in items if item.zh not in avoid]  # type: ignore[attr-defined]
-        return _pick(rng, others or items)
+        return pick(rng, others or items)
 
     def _sample_np(
         self, rng: random.Random, form: str, kinds: tuple[str, ...], avoid: Sequence[str]
@@ -1452,38 +722,38 @@ class Grammar:
             pool = {"pronoun": lex.pronouns, "name": lex.names, "place": lex.places}
             return self.noun(self._pick_other(rng, pool.get(form, ks.nouns), avoid).zh)
         if form == "possessive":
-            return self.possessive(_pick(rng, lex.pronouns).zh, _pick(rng, ks.nouns).zh)
+            return self.possessive(pick(rng, lex.pronouns).zh, pick(rng, ks.nouns).zh)
         if form in ("relative", "relative_time"):
             return self._sample_relative(rng, ks, with_time=form == "relative_time")
         if form == "subject_relative":
             return self._sample_subject_relative(rng, ks)
         modified = form in ("modified", "counted_modified", "this_modified")
         if form == "modified":
-            noun = _pick(rng, ks.modifiable)
+            noun = pick(rng, ks.modifiable)
         else:
-            noun = _pick(rng, ks.count_modifiable if modified else ks.count_nouns)
-        adjective = _pick(rng, self._adjectives_by_kind[noun.kind]).zh if modified else None
+            noun = pick(rng, ks.count_modifiable if modified else ks.count_nouns)
+        adjective = pick(rng, self._adjectives_by_kind[noun.kind]).zh if modified else None
         if form == "modified":
             return self.modified(noun.zh, adjective)  # type: ignore[arg-type]
         if form in ("counted", "counted_modified"):
-            return self.counted(noun.zh, _pick(rng, lex.numbers).zh, adjective)
+            return self.counted(noun.zh, pick(rng, lex.numbers).zh, adjective)
         if form in ("this", "this_modified"):
             return self.this(noun.zh, adjective)
         raise ValueError(f"unknown noun-phrase form {form!r}")
 
     def _sample_relative(self, rng: random.Random, ks: _KindSet, with_time: bool) -> NounPhrase:
-        head = _pick(rng, ks.relative_heads)
-        verb = _pick(rng, self._verbs_by_kind[head.kind])
-        subject = _pick(rng, self._speakers).zh
+        head = pick(rng, ks.relative_heads)
+        verb = pick(rng, self._verbs_by_kind[head.kind])
+        subject = pick(rng, self._speakers).zh
         time = self._sample_time(rng, "past") if with_time else None
         return self.relative(head.zh, subject, verb.zh, time)
 
     def _sample_subject_relative(self, rng: random.Random, ks: _KindSet) -> NounPhrase:
-        head = _pick(rng, ks.people)
-        verb = _pick(rng, self.lexicon.transitive_verbs)
+        head = pick(rng, ks.people)
+        verb = pick(rng, self.lexicon.transitive_verbs)
         inner = self._kind_set(verb.objects)
         forms = [f for f in ("pronoun", "name", "place", "bare") if f in inner.forms]
-        obj = self._sample_np(rng, _pick(rng, forms), verb.objects, ())
+        obj = self._sample_np(rng, pick(rng, forms), verb.objects, ())
         return self.subject_relative(head.zh, verb.zh, obj)
 
     # ----------------------------------------------------------------- plans
@@ -1501,7 +771,6 @@ class Grammar:
         count_modifiable = tuple(n for n in modifiable if not n.mass)
         relative_heads = tuple(n for n in nouns if self._verbs_by_kind.get(n.kind))
         people = tuple(n for n in nouns if n.kind == "person")
-        has_past_time = any(t.tense == "past" for t in self.lexicon.times)
         available = {
             "pronoun": "person" in kinds,
             "name": "person" in kinds and bool(self.lexicon.names),
@@ -1514,36 +783,34 @@ class Grammar:
             "counted_modified": bool(count_modifiable),
             "this_modified": bool(count_modifiable),
             "relative": bool(relative_heads),
-            "relative_time": bool(relative_heads) and has_past_time,
+            "relative_time": bool(relative_heads),  # every tense has a time word
             "subject_relative": bool(people),
         }
         forms = frozenset(form for form, ok in available.items() if ok)
-        return _KindSet(
-            kinds, nouns, count, modifiable, count_modifiable, relative_heads, people, forms
-        )
+        return _KindSet(nouns, count, modifiable, count_modifiable, relative_heads, people, forms)
 
-    def _np_slot(self, kinds: tuple[str, ...], weights: Mapping[str, float]) -> tuple[_Option, ...]:
+    def _np_slot(self, kinds: tuple[str, ...], weights: Mapping[str, float]) -> tuple[Option, ...]:
         forms = self._kind_set(kinds).forms
         return tuple(
-            _Option(form, NP_FORM_LENGTHS[form], weight)
+            Option(form, NP_FORM_LENGTHS[form], weight)
             for form, weight in weights.items()
             if weight > 0 and form in forms
         )
 
-    def _companion_slot(self, rate: float) -> tuple[_Option, ...]:
+    def _companion_slot(self, rate: float) -> tuple[Option, ...]:
         """No companion, or 和 X 一起 with X in one of the companion forms."""
         forms = self._np_slot(("person",), self.lexicon.sampling.companion_forms)
         total = sum(o.weight for o in forms)
-        options = [_Option(None, 0, 1.0 - rate)]
-        options.extend(_Option(o.label, o.length + 2, rate * o.weight / total) for o in forms)
+        options = [Option(None, 0, 1.0 - rate)]
+        options.extend(Option(o.label, o.length + 2, rate * o.weight / total) for o in forms)
         return tuple(o for o in options if o.weight > 0)
 
     @staticmethod
-    def _optional(label: str, length: int, rate: float) -> tuple[_Option, ...]:
-        options = (_Option(None, 0, 1.0 - rate), _Option(label, length, rate))
+    def _optional(label: str, length: int, rate: float) -> tuple[Option, ...]:
+        options = (Option(None, 0, 1.0 - rate), Option(label, length, rate))
         return tuple(o for o in options if o.weight > 0)
 
-    def _predicate_slot(self, kind: str, allow_negation: bool) -> tuple[_Option, ...]:
+    def _predicate_slot(self, kind: str, allow_negation: bool) -> tuple[Option, ...]:
         """(tense, negated) choices with the Chinese length of aux + verb they produce."""
         settings = self.lexicon.sampling
         lengths = PREDICATE_LENGTHS["transitive" if kind == "intransitive" else kind]
@@ -1552,33 +819,33 @@ class Grammar:
         for (tense, negated), length in lengths.items():
             weight = settings.tenses.get(tense, 0.0) * (neg_rate if negated else 1.0 - neg_rate)
             if weight > 0:
-                options.append(_Option((tense, negated), length, weight))
+                options.append(Option((tense, negated), length, weight))
         if not options:  # e.g. only past allowed but the copula is present-only
-            options.append(_Option(("present", False), lengths[("present", False)], 1.0))
+            options.append(Option(("present", False), lengths[("present", False)], 1.0))
         return tuple(options)
 
-    def _build_plans(self, allow_negation: bool) -> tuple[_ClausePlan, ...]:
+    def _build_plans(self, allow_negation: bool) -> tuple[ClausePlan, ...]:
         settings = self.lexicon.sampling
         optional = settings.optional
         person = ("person",)
-        time = _Slot.of("time", self._optional("time", 1, optional["time"]))
-        place = _Slot.of("place", self._optional("place", 2, optional["place"]))
-        companion = _Slot.of("companion", self._companion_slot(optional["companion"]))
-        plans: list[_ClausePlan] = []
+        time = Slot.of("time", self._optional("time", 1, optional["time"]))
+        place = Slot.of("place", self._optional("place", 2, optional["place"]))
+        companion = Slot.of("companion", self._companion_slot(optional["companion"]))
+        plans: list[ClausePlan] = []
 
-        def plan(kind: str, head: str, subject_kinds: tuple[str, ...], *slots: _Slot) -> None:
-            subject = _Slot.of("subject", self._np_slot(subject_kinds, settings.subject_forms))
-            predicate = _Slot.of("predicate", self._predicate_slot(kind, allow_negation))
+        def plan(kind: str, head: str, subject_kinds: tuple[str, ...], *slots: Slot) -> None:
+            subject = Slot.of("subject", self._np_slot(subject_kinds, settings.subject_forms))
+            predicate = Slot.of("predicate", self._predicate_slot(kind, allow_negation))
             all_slots = (subject, predicate, *slots)
             if settings.clause_kinds.get(kind, 0) <= 0 or any(not s.lengths for s in all_slots):
                 return
             reachable = 1
             for slot in all_slots:
                 reachable = slot.sums(reachable)
-            plans.append(_ClausePlan(kind, head, all_slots, subject_kinds, reachable, len(plans)))
+            plans.append(ClausePlan(kind, head, all_slots, subject_kinds, reachable, len(plans)))
 
         for verb in self.lexicon.transitive_verbs:
-            obj = _Slot.of("object", self._np_slot(verb.objects, settings.object_forms))
+            obj = Slot.of("object", self._np_slot(verb.objects, settings.object_forms))
             # a verb that only takes places (去) gets no 在-phrase: *在 北京 去 上海
             places = (place,) if set(verb.objects) != {"place"} else ()
             plan("transitive", verb.zh, person, time, companion, *places, obj)
@@ -1590,17 +857,13 @@ class Grammar:
                 plan("adjective", adjective.zh, others, time, place)
             if "place" in adjective.describes:  # 北京 很 漂亮 (no 在-phrase)
                 plan("adjective", adjective.zh, adjective.describes, time)
-        complement = tuple(
-            _Option(form, NP_FORM_LENGTHS[form], weight)
-            for form, weight in settings.complement_forms.items()
-            if weight > 0 and form in self._kind_set(person).forms
-        )
-        plan("copula", "", person, _Slot.of("complement", complement))
+        complement = self._np_slot(person, settings.complement_forms)
+        plan("copula", "", person, Slot.of("complement", complement))
         return tuple(plans)
 
     def _index_plans(
-        self, plans: Sequence[_ClausePlan]
-    ) -> tuple[tuple[tuple[tuple[_ClausePlan, ...], ...], tuple[float, ...]], ...]:
+        self, plans: Sequence[ClausePlan]
+    ) -> tuple[tuple[tuple[tuple[ClausePlan, ...], ...], tuple[float, ...]], ...]:
         """By target length: the plans of each clause kind that can make exactly that
         length, with running-sum kind weights (empty where no plan fits)."""
         longest = max((p.reachable.bit_length() for p in plans), default=0)
@@ -1615,7 +878,7 @@ class Grammar:
             index.append(
                 (
                     tuple(group for group, _ in groups),
-                    _running_sums(weights[kind] for _, kind in groups),
+                    running_sums(weights[kind] for _, kind in groups),
                 )
             )
         return tuple(index)

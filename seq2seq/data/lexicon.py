@@ -1,0 +1,563 @@
+"""The lexicon of ``data/grammar.yaml``: its entries, and the parser that reads and checks them.
+
+:func:`load_lexicon` reads a grammar file and :func:`parse_lexicon` turns its YAML
+document into a type-checked :class:`Lexicon` (pronouns, nouns, verbs ..., function
+words, connectives, word order and sampling weights); anything missing or malformed
+raises :class:`GrammarFileError` with a message that says where.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+import yaml
+
+from seq2seq.data.corpus import parse_alignment
+from seq2seq.data.phrase import Phrase
+from seq2seq.errors import UserError
+
+T = TypeVar("T")
+
+DEFAULT_GRAMMAR = Path(__file__).resolve().parents[2] / "data" / "grammar.yaml"
+
+TENSES = ("present", "past", "future")
+CLAUSE_KINDS = ("transitive", "intransitive", "adjective", "copula")
+#: Chinese length of each noun-phrase form (the English side may differ).
+NP_FORM_LENGTHS: Mapping[str, int] = MappingProxyType(
+    {
+        "pronoun": 1,  # 我 / I, me
+        "name": 1,  # 玛丽 / Mary
+        "place": 1,  # 公园 / the park
+        "bare": 1,  # 书 / the book (subject), books (object)
+        "possessive": 3,  # 我 的 书 / my book
+        "counted": 3,  # 三 本 书 / three books
+        "this": 3,  # 这 本 书 / this book
+        "modified": 3,  # 新 的 书 / the new book, new books
+        "subject_relative": 4,  # 喜欢 猫 的 学生 / the student who likes cats
+        "relative": 4,  # 我 买 的 书 / the book that I bought
+        "relative_time": 5,  # 我 昨天 买 的 书 / the book that I bought yesterday
+        "counted_modified": 5,  # 三 本 新 的 书 / three new books
+        "this_modified": 5,  # 这 本 新 的 书 / this new book
+    }
+)
+COMPLEMENT_FORMS = ("bare", "modified")
+CLAUSE_PARTS = ("subject", "time", "aux", "companion", "place", "verb", "object")
+#: The parts each construction of ``word_order`` must list: (Chinese parts, English parts).
+WORD_ORDER_PARTS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = MappingProxyType(
+    {
+        "statement": (frozenset(CLAUSE_PARTS), frozenset(CLAUSE_PARTS)),
+        "question": (frozenset((*CLAUSE_PARTS, "particle")),) * 2,
+        "relative_clause": (
+            frozenset({"subject", "time", "verb", "modifier", "head"}),
+            frozenset({"article", "head", "relative", "subject", "verb", "time"}),
+        ),
+        "subject_relative_clause": (
+            frozenset({"verb", "object", "modifier", "head"}),
+            frozenset({"article", "head", "relative", "verb", "object"}),
+        ),
+    }
+)
+FUNCTION_ROLES = (
+    "modifier",
+    "question",
+    "together",
+    "question_mark",
+    "perfective",
+    "negation",
+    "past_negation",
+    "future",
+    "degree",
+    "locative",
+    "comitative",
+    "demonstrative",
+    "copula",
+)
+
+
+# --------------------------------------------------------------------------- entries
+
+
+@dataclass(frozen=True)
+class Pronoun:
+    """我 -> I / me / my; ``person`` 1-3 and ``plural`` drive agreement."""
+
+    zh: str
+    subject: str
+    object: str
+    possessive: str
+    person: int
+    plural: bool
+
+
+@dataclass(frozen=True)
+class Name:
+    """A person's name (玛丽 -> Mary): third person singular."""
+
+    zh: str
+    en: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Noun:
+    """A common noun; ``kind`` (person, food, ...) is what verbs and adjectives select."""
+
+    zh: str
+    singular: tuple[str, ...]
+    plural: tuple[str, ...]
+    measure: str | None
+    kind: str
+
+    @property
+    def mass(self) -> bool:
+        """Mass nouns (茶 tea) have no measure word, no plural and no article when bare."""
+        return self.measure is None
+
+
+@dataclass(frozen=True)
+class Place:
+    """A place (北京 -> Beijing, 公园 -> the park); 在 translates to ``preposition``."""
+
+    zh: str
+    en: tuple[str, ...]
+    preposition: str
+
+
+@dataclass(frozen=True)
+class Verb:
+    """Base, third-person-singular and past forms; ``objects`` lists the noun kinds taken
+    (empty for intransitive verbs)."""
+
+    zh: str
+    base: tuple[str, ...]
+    third: tuple[str, ...]
+    past: tuple[str, ...]
+    objects: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Adjective:
+    """An adjective and the noun kinds it ``describes``."""
+
+    zh: str
+    en: tuple[str, ...]
+    describes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TimeWord:
+    """A time phrase (昨天 -> yesterday) and the tense it calls for."""
+
+    zh: str
+    en: tuple[str, ...]
+    tense: str
+
+
+@dataclass(frozen=True)
+class Number:
+    """A numeral (三 -> three); ``value`` 1 keeps the noun singular."""
+
+    zh: str
+    en: tuple[str, ...]
+    value: int
+
+
+@dataclass(frozen=True)
+class FunctionWord:
+    """A Chinese grammatical word; ``en`` is its fixed English counterpart, if any."""
+
+    zh: str
+    en: tuple[str, ...]
+    aligned: bool
+
+
+@dataclass(frozen=True)
+class EnglishWords:
+    """English grammatical words; the first five are never aligned."""
+
+    the: str
+    a: str
+    an: str
+    that: str
+    who: str
+    do: tuple[str, str, str]
+    copula_present: tuple[str, str, str]
+    copula_past: tuple[str, str]
+    be: str
+
+    @property
+    def unaligned(self) -> frozenset[str]:
+        """Articles and relative pronouns: no Chinese counterpart."""
+        return frozenset({self.the, self.a, self.an, self.that, self.who})
+
+
+@dataclass(frozen=True)
+class Connective:
+    """Joins two clauses (``， 然后`` -> ``, and then``)."""
+
+    phrase: Phrase
+    weight: float
+    before_question: bool
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Weights and rates from the ``sampling`` section."""
+
+    question_rate: float
+    negation_rate: float
+    clause_length: tuple[int, int]
+    stop_rate: float
+    clause_kinds: Mapping[str, float]
+    tenses: Mapping[str, float]
+    optional: Mapping[str, float]
+    subject_forms: Mapping[str, float]
+    object_forms: Mapping[str, float]
+    companion_forms: Mapping[str, float]
+    complement_forms: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Everything ``grammar.yaml`` says, parsed and type-checked."""
+
+    pronouns: tuple[Pronoun, ...]
+    names: tuple[Name, ...]
+    nouns: tuple[Noun, ...]
+    places: tuple[Place, ...]
+    transitive_verbs: tuple[Verb, ...]
+    intransitive_verbs: tuple[Verb, ...]
+    adjectives: tuple[Adjective, ...]
+    times: tuple[TimeWord, ...]
+    numbers: tuple[Number, ...]
+    function_words: Mapping[str, FunctionWord]
+    english: EnglishWords
+    connectives: tuple[Connective, ...]
+    word_order: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]
+    sampling: Sampling
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+class GrammarFileError(ValueError):
+    """Something in the grammar file is missing or malformed (the message says what)."""
+
+
+_MISSING = object()
+
+
+def _get(mapping: Any, key: str, where: str, default: Any = _MISSING) -> Any:
+    if not isinstance(mapping, dict):
+        raise GrammarFileError(f"{where} must be a mapping, found {mapping!r}")
+    if key in mapping:
+        return mapping[key]
+    if default is _MISSING:
+        raise GrammarFileError(f"{where} has no '{key}'")
+    return default
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise GrammarFileError(f"{where} must be a non-empty string (quote it), found {value!r}")
+    return value.strip()
+
+
+def _words(value: Any, where: str) -> tuple[str, ...]:
+    return tuple(_text(value, where).split())
+
+
+def _token(value: Any, where: str) -> str:
+    words = _words(value, where)
+    if len(words) != 1:
+        raise GrammarFileError(f"{where} must be a single word, found {value!r}")
+    return words[0]
+
+
+def _number(value: Any, where: str, low: float = 0.0, high: float | None = None) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= low
+    if not ok or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise GrammarFileError(f"{where} must be a number {bound}, found {value!r}")
+    return float(value)
+
+
+def _entries(data: Any, key: str) -> list[Any]:
+    value = _get(data, key, "lexicon")
+    if not isinstance(value, list) or not value:
+        raise GrammarFileError(f"lexicon.{key} must be a non-empty list")
+    return value
+
+
+def _choice(value: Any, allowed: Sequence[str], where: str) -> str:
+    if value not in allowed:
+        raise GrammarFileError(f"{where} must be one of {', '.join(allowed)}, found {value!r}")
+    return value
+
+
+def _kinds(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise GrammarFileError(f"{where} must be a non-empty list of noun kinds")
+    return tuple(_token(v, where) for v in value)
+
+
+def _weights(value: Any, allowed: Sequence[str], where: str) -> Mapping[str, float]:
+    if not isinstance(value, dict) or not value:
+        raise GrammarFileError(f"{where} must be a non-empty mapping of weights")
+    weights = {}
+    for key in allowed:  # fixed order, whatever the file's order
+        if key in value:
+            weights[key] = _number(value[key], f"{where}.{key}")
+    unknown = sorted(str(k) for k in value if k not in allowed)
+    if unknown:
+        raise GrammarFileError(f"{where} has unknown keys {unknown}; use {', '.join(allowed)}")
+    if not any(weights.values()):
+        raise GrammarFileError(f"{where} needs at least one positive weight")
+    return MappingProxyType(weights)
+
+
+def _parse_pronoun(item: Any, where: str) -> Pronoun:
+    person = _get(item, "person", where)
+    if person not in (1, 2, 3):
+        raise GrammarFileError(f"{where}.person must be 1, 2 or 3, found {person!r}")
+    plural = _get(item, "plural", where, False)
+    if not isinstance(plural, bool):
+        raise GrammarFileError(f"{where}.plural must be true or false")
+    fields = ("subject", "object", "possessive")
+    words = [_token(_get(item, f, where), f"{where}.{f}") for f in fields]
+    return Pronoun(_token(_get(item, "zh", where), f"{where}.zh"), *words, person, plural)
+
+
+def _parse_noun(item: Any, where: str) -> Noun:
+    singular = _words(_get(item, "en", where), f"{where}.en")
+    default_plural = " ".join((*singular[:-1], singular[-1] + "s"))
+    plural = _words(_get(item, "plural", where, default_plural), f"{where}.plural")
+    measure = _get(item, "measure", where, None)
+    return Noun(
+        zh=_token(_get(item, "zh", where), f"{where}.zh"),
+        singular=singular,
+        plural=plural,
+        measure=None if measure is None else _token(measure, f"{where}.measure"),
+        kind=_token(_get(item, "kind", where), f"{where}.kind"),
+    )
+
+
+def _parse_verb(item: Any, where: str, transitive: bool) -> Verb:
+    forms = _get(item, "forms", where)
+    if not isinstance(forms, list) or len(forms) != 3:
+        raise GrammarFileError(f"{where}.forms must list [base, third person singular, past]")
+    base, third, past = (_words(f, f"{where}.forms") for f in forms)
+    objects = _kinds(_get(item, "objects", where), f"{where}.objects") if transitive else ()
+    return Verb(_token(_get(item, "zh", where), f"{where}.zh"), base, third, past, objects)
+
+
+def _parse_simple(item: Any, where: str, cls: Callable[..., T], **extra: Any) -> T:
+    zh = _token(_get(item, "zh", where), f"{where}.zh")
+    return cls(zh, _words(_get(item, "en", where), f"{where}.en"), **extra)
+
+
+def _parse_entries(data: Any) -> dict[str, tuple[Any, ...]]:
+    lex = _get(data, "lexicon", "the file")
+
+    def each(key: str, parse: Callable[[Any, str], T]) -> tuple[T, ...]:
+        return tuple(
+            parse(item, f"lexicon.{key}[{n}]") for n, item in enumerate(_entries(lex, key))
+        )
+
+    return {
+        "pronouns": each("pronouns", _parse_pronoun),
+        "names": each("names", lambda it, w: _parse_simple(it, w, Name)),
+        "nouns": each("nouns", _parse_noun),
+        "places": each(
+            "places",
+            lambda it, w: _parse_simple(
+                it, w, Place, preposition=_token(_get(it, "preposition", w), f"{w}.preposition")
+            ),
+        ),
+        "transitive_verbs": each("transitive_verbs", lambda it, w: _parse_verb(it, w, True)),
+        "intransitive_verbs": each("intransitive_verbs", lambda it, w: _parse_verb(it, w, False)),
+        "adjectives": each(
+            "adjectives",
+            lambda it, w: _parse_simple(
+                it, w, Adjective, describes=_kinds(_get(it, "describes", w), f"{w}.describes")
+            ),
+        ),
+        "times": each(
+            "times",
+            lambda it, w: _parse_simple(
+                it, w, TimeWord, tense=_choice(_get(it, "tense", w), TENSES, f"{w}.tense")
+            ),
+        ),
+        "numbers": each(
+            "numbers",
+            lambda it, w: _parse_simple(
+                it, w, Number, value=int(_number(_get(it, "value", w), f"{w}.value", low=1))
+            ),
+        ),
+    }
+
+
+def _parse_function_words(data: Any) -> Mapping[str, FunctionWord]:
+    section = _get(data, "function_words", "the file")
+    words = {}
+    for role in FUNCTION_ROLES:
+        where = f"function_words.{role}"
+        item = _get(section, role, "function_words")
+        en = _get(item, "en", where, None)
+        aligned = _get(item, "aligned", where, True)
+        if not isinstance(aligned, bool):
+            raise GrammarFileError(f"{where}.aligned must be true or false")
+        words[role] = FunctionWord(
+            zh=_token(_get(item, "zh", where), f"{where}.zh"),
+            en=() if en is None else _words(en, f"{where}.en"),
+            aligned=aligned,
+        )
+    for role in ("question_mark", "negation", "past_negation", "future", "degree", "comitative"):
+        if not words[role].en:
+            raise GrammarFileError(f"function_words.{role} needs an 'en' translation")
+    return MappingProxyType(words)
+
+
+def _parse_english(data: Any) -> EnglishWords:
+    section = _get(data, "english_function_words", "the file")
+
+    def word(key: str) -> str:
+        return _token(_get(section, key, "english_function_words"), f"english_function_words.{key}")
+
+    def words(key: str, count: int) -> tuple[str, ...]:
+        value = _get(section, key, "english_function_words")
+        if not isinstance(value, list) or len(value) != count:
+            raise GrammarFileError(f"english_function_words.{key} must list {count} words")
+        return tuple(_token(v, f"english_function_words.{key}") for v in value)
+
+    return EnglishWords(
+        the=word("definite_article"),
+        a=word("indefinite_article"),
+        an=word("indefinite_article_vowel"),
+        that=word("relative"),
+        who=word("relative_person"),
+        do=words("do", 3),  # type: ignore[arg-type]
+        copula_present=words("copula_present", 3),  # type: ignore[arg-type]
+        copula_past=words("copula_past", 2),  # type: ignore[arg-type]
+        be=word("copula_infinitive"),
+    )
+
+
+def _parse_connectives(data: Any) -> tuple[Connective, ...]:
+    items = _get(data, "connectives", "the file")
+    if not isinstance(items, list) or not items:
+        raise GrammarFileError("connectives must be a non-empty list")
+    connectives = []
+    for n, item in enumerate(items):
+        where = f"connectives[{n}]"
+        zh = _words(_get(item, "zh", where), f"{where}.zh")
+        en = _words(_get(item, "en", where), f"{where}.en")
+        try:
+            links = parse_alignment(
+                _text(_get(item, "align", where), f"{where}.align"), len(zh), len(en)
+            )
+        except ValueError as err:
+            raise GrammarFileError(f"{where}.align: {err}") from None
+        if {i for i, _ in links} != set(range(len(zh))):
+            raise GrammarFileError(f"{where}.align must link every Chinese word")
+        before_question = _get(item, "before_question", where, False)
+        if not isinstance(before_question, bool):
+            raise GrammarFileError(f"{where}.before_question must be true or false")
+        weight = _number(_get(item, "weight", where, 1), f"{where}.weight")
+        connectives.append(Connective(Phrase(zh, en, links), weight, before_question))
+    if not any(c.weight for c in connectives):
+        raise GrammarFileError("connectives need at least one positive weight")
+    return tuple(connectives)
+
+
+def _parse_word_order(data: Any) -> Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    section = _get(data, "word_order", "the file")
+    orders = {}
+    for construction, expected in WORD_ORDER_PARTS.items():
+        where = f"word_order.{construction}"
+        item = _get(section, construction, "word_order")
+        pair = []
+        for language, parts in zip(("zh", "en"), expected, strict=True):
+            order = _get(item, language, where)
+            if not isinstance(order, list) or sorted(order) != sorted(parts):
+                raise GrammarFileError(
+                    f"{where}.{language} must list each of {', '.join(sorted(parts))} once"
+                )
+            pair.append(tuple(order))
+        orders[construction] = (pair[0], pair[1])
+    return MappingProxyType(orders)
+
+
+def _parse_sampling(data: Any) -> Sampling:
+    section = _get(data, "sampling", "the file")
+    where = "sampling"
+
+    def rate(key: str) -> float:
+        return _number(_get(section, key, where), f"{where}.{key}", high=1.0)
+
+    lengths = _get(section, "clause_length", where)
+    if not (
+        isinstance(lengths, list) and len(lengths) == 2 and all(type(v) is int for v in lengths)
+    ):
+        raise GrammarFileError("sampling.clause_length must be [shortest, longest]")
+    if not 2 <= lengths[0] <= lengths[1]:
+        raise GrammarFileError("sampling.clause_length needs 2 <= shortest <= longest")
+    optional = _get(section, "optional", where)
+    forms = tuple(NP_FORM_LENGTHS)
+
+    def weights(key: str, allowed: Sequence[str]) -> Mapping[str, float]:
+        return _weights(_get(section, key, where), allowed, f"{where}.{key}")
+
+    return Sampling(
+        question_rate=rate("question_rate"),
+        negation_rate=rate("negation_rate"),
+        clause_length=(lengths[0], lengths[1]),
+        stop_rate=rate("stop_rate"),
+        clause_kinds=weights("clause_kinds", CLAUSE_KINDS),
+        tenses=weights("tenses", TENSES),
+        optional=MappingProxyType(
+            {
+                key: _number(
+                    _get(optional, key, f"{where}.optional"), f"{where}.optional.{key}", high=1
+                )
+                for key in ("time", "place", "companion")
+            }
+        ),
+        subject_forms=weights("subject_forms", forms),
+        object_forms=weights("object_forms", forms),
+        companion_forms=weights("companion_forms", ("pronoun", "name", "bare", "possessive")),
+        complement_forms=weights("complement_forms", COMPLEMENT_FORMS),
+    )
+
+
+def parse_lexicon(data: Any) -> Lexicon:
+    """Turn the YAML document into a :class:`Lexicon`; raises :class:`GrammarFileError`."""
+    return Lexicon(
+        **_parse_entries(data),
+        function_words=_parse_function_words(data),
+        english=_parse_english(data),
+        connectives=_parse_connectives(data),
+        word_order=_parse_word_order(data),
+        sampling=_parse_sampling(data),
+    )
+
+
+def load_lexicon(path: Path) -> Lexicon:
+    """Read and parse a grammar file.
+
+    A missing, non-UTF-8 or non-YAML file raises :class:`UserError`; content that does
+    not describe a lexicon raises :class:`GrammarFileError`.
+    """
+    if not path.is_file():
+        raise UserError(f"grammar file {path} does not exist; pass the path of a grammar.yaml")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise UserError(f"grammar file {path} is not UTF-8; re-save it as UTF-8") from None
+    except yaml.YAMLError as err:
+        reason = " ".join(str(err).split())
+        raise UserError(f"grammar file {path} is not valid YAML: {reason}") from None
+    return parse_lexicon(data)

@@ -1,0 +1,103 @@
+"""Phrases: Chinese tokens, English tokens and the word alignment between them.
+
+A sentence pair is assembled from :class:`Phrase` pieces; concatenating (``a + b``,
+:func:`concat`) or reordering (:func:`arrange`) pieces shifts the links, so every
+alignment is right by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from seq2seq.data.corpus import Pair
+
+Link = tuple[int, int]
+#: A link across two parts of a construction: (zh part, index, en part, index).
+CrossLink = tuple[str, int, str, int]
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """Chinese tokens, English tokens and the ``(zh_index, en_index)`` links between them.
+
+    Indices are local to the phrase; ``a + b`` concatenates both sides and shifts ``b``'s
+    links past ``a``.
+    """
+
+    zh: tuple[str, ...] = ()
+    en: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
+
+    def __add__(self, other: Phrase) -> Phrase:
+        if not (other.zh or other.en):
+            return self
+        if not (self.zh or self.en):
+            return other
+        dz, de = len(self.zh), len(self.en)
+        shifted = tuple((i + dz, j + de) for i, j in other.links)
+        return Phrase(self.zh + other.zh, self.en + other.en, self.links + shifted)
+
+    def to_pair(self) -> Pair:
+        """The sentence pair, with links sorted by (source, target)."""
+        return Pair(self.zh, self.en, tuple(sorted(set(self.links))))
+
+
+def concat(phrases: Iterable[Phrase]) -> Phrase:
+    """Concatenate phrases in order on both sides (like ``sum`` with ``+``, in one pass)."""
+    zh: list[str] = []
+    en: list[str] = []
+    links: list[Link] = []
+    for phrase in phrases:
+        dz, de = len(zh), len(en)
+        links.extend([(i + dz, j + de) for i, j in phrase.links])
+        zh.extend(phrase.zh)
+        en.extend(phrase.en)
+    return Phrase(tuple(zh), tuple(en), tuple(links))
+
+
+def arrange(
+    parts: Mapping[str, Phrase],
+    zh_order: Sequence[str],
+    en_order: Sequence[str],
+    cross_links: Iterable[CrossLink] = (),
+) -> Phrase:
+    """Lay out named parts in one order in Chinese and another in English.
+
+    Each part keeps its own links; ``cross_links`` join a Chinese word of one part to an
+    English word of another (了 in the verb part -> "did" in the auxiliary part).
+    """
+    zh: list[str] = []
+    en: list[str] = []
+    zh_start: dict[str, int] = {}
+    en_start: dict[str, int] = {}
+    for name in zh_order:
+        zh_start[name] = len(zh)
+        zh.extend(parts[name].zh)
+    for name in en_order:
+        en_start[name] = len(en)
+        en.extend(parts[name].en)
+    links: list[Link] = []
+    for name in zh_order:
+        part_links = parts[name].links
+        if part_links:
+            dz, de = zh_start[name], en_start[name]
+            links.extend([(i + dz, j + de) for i, j in part_links])
+    links.extend([(zh_start[a] + i, en_start[b] + j) for a, i, b, j in cross_links])
+    return Phrase(tuple(zh), tuple(en), tuple(links))
+
+
+@dataclass(frozen=True)
+class NounPhrase:
+    """A noun phrase as subject and as object (they differ for pronouns and bare nouns)."""
+
+    as_subject: Phrase
+    as_object: Phrase
+    person: int = 3
+    plural: bool = False
+    head: str = ""
+
+    @property
+    def third_singular(self) -> bool:
+        """Whether a present-tense verb takes -s after this subject (he/she/it)."""
+        return self.person == 3 and not self.plural
