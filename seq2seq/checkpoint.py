@@ -49,37 +49,79 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     path = Path(path)
     if not path.is_file():
         raise UserError(f"checkpoint {path} does not exist; check the run folder")
+    damaged = (
+        f"checkpoint {path} is truncated or corrupted ({{}}); "
+        "use another checkpoint (e.g. best.pt) or retrain"
+    )
+    with open(path, "rb") as handle:
+        is_zip = handle.read(4) == b"PK\x03\x04"
+    if is_zip:  # what torch.save writes; other files go to torch.load's legacy reader
+        _check_archive(path, damaged)
     try:
         payload = torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as err:
-        if "Weights only load failed" in str(err) or "Unsupported" in str(err):
+        if any(sign in str(err) for sign in _CODE_SIGNS):
             raise UserError(
                 f"checkpoint {path} contains Python objects that need code to load; refusing it "
                 "(only checkpoints written by this project, which hold plain data, load)"
             ) from None
-        raise UserError(f"checkpoint {path} is corrupted ({_first_line(err)})") from None
-    except (RuntimeError, EOFError, zipfile.BadZipFile, OSError, ValueError) as err:
-        raise UserError(
-            f"checkpoint {path} is truncated or corrupted ({_first_line(err)}); "
-            "use another checkpoint (e.g. best.pt) or retrain"
-        ) from None
+        raise UserError(damaged.format(_unpickler_reason(err))) from None
+    except Exception as err:  # any other failure to read the file: it is damaged
+        raise UserError(damaged.format(_first_line(err))) from None
     if not isinstance(payload, dict) or payload.get("format_version") != FORMAT_VERSION:
         raise UserError(f"{path} is not a checkpoint written by this version of seq2seq")
+    missing = [key for key in REQUIRED_KEYS if key not in payload]
+    if missing:
+        raise UserError(f"checkpoint {path} is incomplete (no {', '.join(missing)}); retrain")
     return payload
 
 
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return text[0][:160] if text else type(err).__name__
+# What the weights-only unpickler says when a file asks for a class or function to be called.
+_CODE_SIGNS = ("GLOBAL", "add_safe_globals", "unrecognized function")
+
+# Entries every checkpoint written by the trainer holds (see ``Trainer._payload``).
+REQUIRED_KEYS = (
+    "model", "optimizer", "scheduler", "rng", "state",
+    "model_spec", "vocab", "config", "max_src_len",
+)  # fmt: skip
+
+
+def _check_archive(path: Path, damaged: str) -> None:
+    """``torch.save`` writes a zip archive with a CRC-32 per record: verify them all, so a
+    truncated file or bytes changed inside the weights are reported instead of loaded."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            bad_record = archive.testzip()
+    except Exception as err:  # e.g. the end of the archive is missing
+        raise UserError(damaged.format(f"incomplete zip archive: {_first_line(err)}")) from None
+    if bad_record is not None:
+        raise UserError(damaged.format(f"checksum mismatch in {bad_record}"))
+
+
+def _unpickler_reason(err: BaseException) -> str:
+    """The weights-only unpickler's own reason, without torch's advice around it."""
+    text = str(err)
+    _, found, reason = text.partition("WeightsUnpickler error:")
+    return _first_line(reason if found else text) or type(err).__name__
+
+
+def _first_line(err: BaseException | str) -> str:
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    return lines[0][:160] if lines else type(err).__name__
 
 
 def model_from_checkpoint(
     payload: dict[str, Any], device: str | torch.device = "cpu"
 ) -> tuple[Seq2Seq, Vocab, Vocab]:
     """Rebuild the model and its vocabularies; mismatches are a :class:`UserError`."""
-    spec = ModelSpec(**payload["model_spec"])
-    src_vocab = Vocab.from_dict(payload["vocab"]["src"])
-    tgt_vocab = Vocab.from_dict(payload["vocab"]["tgt"])
+    try:
+        spec = ModelSpec(**payload["model_spec"])
+        src_vocab = Vocab.from_dict(payload["vocab"]["src"])
+        tgt_vocab = Vocab.from_dict(payload["vocab"]["tgt"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise UserError(
+            f"checkpoint is inconsistent: unreadable model spec or vocabularies ({err!r:.160})"
+        ) from None
     if (len(src_vocab), len(tgt_vocab)) != (spec.src_vocab_size, spec.tgt_vocab_size):
         raise UserError("checkpoint is inconsistent: its vocabularies do not fit its model")
     model = Seq2Seq(spec)

@@ -32,6 +32,10 @@ def evaluate_run(
     run = TrainedRun.load(run_dir, checkpoint, device=str(resolve_device(device)))
     data = OmegaConf.create(run.config["data"])
     if data_dir is not None:
+        if not Path(data_dir).is_dir():
+            raise UserError(
+                f"--data-dir {data_dir} does not exist; pass the folder holding {split}.tsv"
+            )
         data.dir, data.path, data.synthetic = data_dir, None, False
     pairs = load_splits(data, run.config["seed"])[split]
     dataset = ParallelDataset(pairs, run.src_vocab, run.tgt_vocab)

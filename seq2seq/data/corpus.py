@@ -14,6 +14,7 @@ from pathlib import Path
 from seq2seq.errors import UserError
 
 Alignment = tuple[tuple[int, int], ...]
+SPLITS = ("train", "valid", "test")
 
 
 @dataclass(frozen=True)

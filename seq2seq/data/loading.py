@@ -8,11 +8,9 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from seq2seq.data.corpus import Pair, TsvFormat, read_tsv
+from seq2seq.data.corpus import SPLITS, Pair, TsvFormat, read_tsv
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
-
-SPLITS = ("train", "valid", "test")
 
 
 @dataclass

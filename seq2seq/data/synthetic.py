@@ -15,10 +15,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from seq2seq.data.corpus import Alignment, Pair, write_tsv
+from seq2seq.data.corpus import SPLITS, Alignment, Pair, write_tsv
 from seq2seq.data.grammar import Grammar
+from seq2seq.metrics import length_bucket
 
-SPLITS = ("train", "valid", "test")
 RUNNING_EXAMPLE = Pair(("我", "爱", "中国"), ("I", "love", "China"), ((0, 0), (1, 1), (2, 2)))
 #: Draws allowed per requested pair before giving up (the grammar is too small).
 MAX_ATTEMPTS = 1000
@@ -55,16 +55,6 @@ class Bucket:
     label: str
     low: int
     high: int
-
-
-def length_bucket(src_len: int, edges: Sequence[int]) -> str:
-    """``"1-10"``, ``"11-20"``, ... or ``"41+"`` for the last, open bucket."""
-    low = 1
-    for edge in edges:
-        if src_len <= edge:
-            return f"{low}-{edge}"
-        low = edge + 1
-    return f"{low}+"
 
 
 def length_buckets(min_len: int, max_len: int, edges: Sequence[int]) -> list[Bucket]:
