@@ -13,8 +13,8 @@ from pathlib import Path
 
 from seq2seq.compose import load_config
 from seq2seq.data.corpus import read_tsv
-from seq2seq.data.loading import SPLITS
-from seq2seq.data.synthetic import CorpusSpec, corpus_summary, generate_splits, write_splits
+from seq2seq.data.loading import SPLITS, corpus_spec
+from seq2seq.data.synthetic import corpus_summary, generate_splits, write_splits
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError, exit_on_user_error
 
@@ -30,16 +30,8 @@ def main(argv: list[str]) -> None:
         raise UserError(
             f"data={data.name} is not synthetic; make_corpus writes the synthetic corpus only"
         )
-    spec = CorpusSpec(
-        seed=cfg.seed,
-        train_size=data.train_size,
-        valid_size=data.valid_size,
-        test_size=data.test_size,
-        min_len=data.min_len,
-        max_len=data.max_len,
-    )
     started = time.perf_counter()
-    splits = generate_splits(spec)
+    splits = generate_splits(corpus_spec(data, cfg.seed))
     seconds = time.perf_counter() - started
     directory = Path(data.dir)
     present = [s for s in SPLITS if (directory / f"{s}.tsv").exists()]

@@ -9,6 +9,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from seq2seq.data.corpus import SPLITS, Pair, TsvFormat, read_tsv
+from seq2seq.data.synthetic import CorpusSpec, generate_splits, write_splits
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 
@@ -41,12 +42,16 @@ def tsv_format(data: DictConfig) -> TsvFormat:
 
 def ensure_synthetic_corpus(data: DictConfig, seed: int) -> Path:
     """Write the synthetic splits into ``data.dir`` unless all three files are there."""
-    from seq2seq.data.synthetic import CorpusSpec, generate_splits, write_splits
-
     directory = Path(data.dir)
     if all((directory / f"{split}.tsv").is_file() for split in SPLITS):
         return directory
-    spec = CorpusSpec(
+    write_splits(generate_splits(corpus_spec(data, seed)), directory)
+    return directory
+
+
+def corpus_spec(data: DictConfig, seed: int) -> CorpusSpec:
+    """The synthetic corpus a ``data`` config asks for."""
+    return CorpusSpec(
         seed=seed,
         train_size=data.train_size,
         valid_size=data.valid_size,
@@ -54,8 +59,6 @@ def ensure_synthetic_corpus(data: DictConfig, seed: int) -> Path:
         min_len=data.min_len,
         max_len=data.max_len,
     )
-    write_splits(generate_splits(spec), directory)
-    return directory
 
 
 def split_single_file(pairs: list[Pair], valid_size: int, test_size: int, seed: int) -> dict:
