@@ -84,7 +84,7 @@ class TrainConfig:
     )
     log_every: int = _f(10, "Write loss/lr/grad-norm to TensorBoard every N steps.")
     beam_size: int = _f(1, "Beam size of the final test evaluation (1 = greedy).")
-    num_threads: int = _f(0, "CPU threads for PyTorch (0 = all cores).")
+    num_threads: int = _f(0, "CPU threads for PyTorch (0 = auto: one; see train.set_threads).")
 
 
 @dataclass

@@ -150,7 +150,9 @@ class Decoder(nn.Module):
         sampled = teacher_forcing < 1.0
         use_reference = (torch.rand(steps) < teacher_forcing).tolist() if sampled else None
         embedded = self.dropout(self.embedding(tgt_in))  # (B, T_t, E)
-        input_gates = self._input_gates(embedded)  # (B, T_t, 3H), all steps at once
+        # (B, T_t, 3H) for all steps at once, split once: indexing [:, t] inside the loop would
+        # make backward add a zero-padded (B, T_t, 3H) gradient per step (quadratic in T_t).
+        input_gates = self._input_gates(embedded).unbind(1)
         # When the context is a weighted average of the values, W_c·c_t = α_t·(W_c·values):
         # projecting the values once per batch replaces a (B, D_k)x(D_k, 3H) product per step.
         value_gates = None
@@ -166,7 +168,7 @@ class Decoder(nn.Module):
                 embedded[:, t] = predicted
                 gates_x = self._input_gates(predicted)
             else:
-                gates_x = input_gates[:, t]
+                gates_x = input_gates[t]
             if value_gates is not None:
                 weights = self.attention.attention_weights(state, memory)  # (B, 1, T_s)
                 context_gates = torch.bmm(weights, value_gates).squeeze(1)

@@ -7,7 +7,6 @@ import contextlib
 import json
 import logging
 import math
-import os
 import random
 import signal
 import time
@@ -80,8 +79,14 @@ def resolve_device(name: str) -> torch.device:
 
 
 def set_threads(num_threads: int) -> None:
-    """All cores for intra-op work by default; one inter-op thread (the model is sequential)."""
-    torch.set_num_threads(num_threads or os.cpu_count() or 1)
+    """Intra-op CPU threads: ``0`` (auto) means one.
+
+    This model's matrices are small (hidden 128): a second thread gains little on an idle
+    machine (about 10% here) but costs up to 9× when other processes compete for the cores,
+    because OpenMP threads wait for each other at every operation. One thread per run also
+    lets a sweep run one job per core (``hydra/launcher=joblib``).
+    """
+    torch.set_num_threads(num_threads or 1)
     with contextlib.suppress(RuntimeError):  # settable only before the first parallel op
         torch.set_num_interop_threads(1)
 

@@ -1,0 +1,67 @@
+"""Benchmark the trainer: ``python scripts/bench.py [overrides...] [--tiny] [--out bench.json]``.
+
+Takes the same Hydra-style overrides as training (``device=cuda train.batch_size=128``),
+prints a table and writes bench.json; see seq2seq.bench for what is measured and how.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from seq2seq.bench import BenchOptions, format_table, run_benchmark, save_result
+from seq2seq.errors import exit_on_user_error
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. model.hidden_size=256")
+    parser.add_argument("--tiny", action="store_true", help="tiny model, corpus and budgets")
+    parser.add_argument("--out", type=Path, default=Path("bench.json"), help="JSON output file")
+    parser.add_argument(
+        "--seconds", type=float, help="measured training seconds per variant (24; tiny 1)"
+    )
+    parser.add_argument("--rounds", type=int, help="turns the variants take in rotation (3)")
+    parser.add_argument("--warmup", type=int, help="untimed batches per variant first (3)")
+    parser.add_argument("--max-batches", type=int, help="measured batches per variant at most")
+    parser.add_argument(
+        "--time-budget", type=float, help="wall seconds for the time-to-99%% run (600; tiny 5)"
+    )
+    parser.add_argument("--target", type=float, help="valid exact match to reach (0.99)")
+    parser.add_argument("--beam-size", type=int, help="beam size of the decoding benchmark (5)")
+    return parser.parse_args(argv)
+
+
+def progress(message: str) -> None:
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+@exit_on_user_error
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    options = BenchOptions.create(
+        args.overrides,
+        args.tiny,
+        seconds=args.seconds,
+        rounds=args.rounds,
+        warmup=args.warmup,
+        max_batches=args.max_batches,
+        time_budget=args.time_budget,
+        target=args.target,
+        beam_size=args.beam_size,
+    )
+    # The trainer's validation lines; fit() routes the root logger's console handler via tqdm.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("[train] %(message)s"))
+    logging.getLogger().addHandler(handler)
+    logging.getLogger("seq2seq").setLevel(logging.INFO)
+    result = run_benchmark(options, progress)
+    save_result(result, args.out)
+    print(format_table(result))
+    print(f"wrote {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
