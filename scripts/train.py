@@ -10,7 +10,6 @@ from omegaconf import DictConfig
 
 from seq2seq.config import register_configs
 from seq2seq.errors import exit_on_user_error
-from seq2seq.train import TrainingInterrupted, train
 
 register_configs()
 
@@ -18,8 +17,11 @@ register_configs()
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 @exit_on_user_error
 def main(cfg: DictConfig) -> float:
+    from seq2seq.train import TrainingInterrupted, train  # after Hydra: config errors come fast
+
+    run_dir = HydraConfig.get().runtime.output_dir
     try:
-        summary = train(cfg, HydraConfig.get().runtime.output_dir)
+        summary = train(cfg, run_dir)
     except TrainingInterrupted as stop:
         print(
             f"stopped by {stop}; checkpoint saved to {stop.path}. Continue with: "
@@ -27,6 +29,9 @@ def main(cfg: DictConfig) -> float:
             file=sys.stderr,
         )
         raise SystemExit(128 + stop.signum) from None
+    except KeyboardInterrupt:  # Ctrl-C outside the training loop (start-up or final test)
+        print(f"interrupted; whatever {run_dir} holds so far is kept", file=sys.stderr)
+        raise SystemExit(130) from None
     return summary["test"]["bleu"]
 
 

@@ -12,8 +12,7 @@ import warnings
 from pathlib import Path
 
 from seq2seq.errors import UserError, exit_on_user_error
-from seq2seq.inference import TrainedRun
-from seq2seq.train import resolve_device
+from seq2seq.inference import TrainedRun, resolve_device
 
 
 def heatmap_paths(path: Path, count: int) -> list[Path]:

@@ -37,6 +37,8 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
+    for stale in path.parent.glob(f".{path.name}.tmp*"):  # left by a process killed mid-save
+        stale.unlink(missing_ok=True)
     directory = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(directory)

@@ -22,6 +22,9 @@ def load_config(overrides: list[str]) -> DictConfig:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             cfg = compose("config", overrides=overrides)
     except (HydraException, OmegaConfBaseException) as err:
-        raise UserError(" ".join(str(err).split())) from None
+        message = str(err).split("Config search path")[0]
+        if err.__cause__ is not None:
+            message += ": " + str(err.__cause__).splitlines()[0]
+        raise UserError(" ".join(message.split())) from None
     validate(cfg)
     return cfg

@@ -130,6 +130,7 @@ def validate(cfg: DictConfig | Config) -> None:
     for name in ("batch_size", "eval_batch_size", "eval_every", "log_every", "beam_size"):
         _check(getattr(t, name) >= 1, f"train.{name} must be at least 1, got {getattr(t, name)}")
     _check(t.lr > 0, f"train.lr must be positive, got {t.lr}")
+    _check(t.lr <= 1e37, f"train.lr={t.lr} is too large: Adam's first step would overflow float32")
     for name in ("max_steps", "max_epochs", "patience", "lr_patience", "num_threads"):
         _check(getattr(t, name) >= 0, f"train.{name} must not be negative, got {getattr(t, name)}")
     _check(t.max_steps > 0 or t.max_epochs > 0, "set train.max_steps or train.max_epochs above 0")

@@ -12,8 +12,8 @@ from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.loading import load_splits
 from seq2seq.errors import UserError
 from seq2seq.evaluate import evaluate_dataset
-from seq2seq.inference import TrainedRun
-from seq2seq.train import resolve_device, write_json
+from seq2seq.files import write_json
+from seq2seq.inference import TrainedRun, resolve_device
 
 
 def evaluate_run(

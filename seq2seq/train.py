@@ -4,7 +4,6 @@ TensorBoard, atomic checkpoints, resume, and clean stops on Ctrl-C / SIGTERM."""
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 import random
@@ -35,6 +34,8 @@ from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.evaluate import evaluate_dataset, sequence_loss
 from seq2seq.extract import extract_attention_weights
+from seq2seq.files import write_json
+from seq2seq.inference import resolve_device
 from seq2seq.model import ModelSpec, Seq2Seq
 from seq2seq.search import greedy_decode
 from seq2seq.tblog import RunLogger, translations_markdown
@@ -70,12 +71,16 @@ class TrainState:
     history: list[dict[str, float]] = field(default_factory=list)
 
 
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise UserError("device=cuda but no CUDA GPU is visible; use device=cpu or device=auto")
-    return torch.device(name)
+def _differences(saved: dict[str, Any], now: dict[str, Any], key: str) -> list[str]:
+    """``"model.hidden_size is 16 in the checkpoint, 32 now"`` for each differing leaf."""
+    old, new = saved.get(key), now.get(key)
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [
+            f"{key}.{d}" for k in sorted(old.keys() | new.keys()) for d in _differences(old, new, k)
+        ]
+    if old == new:
+        return []
+    return [f"{key} is {old!r} in the checkpoint, {new!r} now"]
 
 
 def set_threads(num_threads: int) -> None:
@@ -199,12 +204,11 @@ class Trainer:
         payload = load_checkpoint(path, map_location=self.device)
         saved = payload["config"]
         now = to_plain(self.cfg)
-        for key in FROZEN_ON_RESUME:
-            if saved.get(key) != now.get(key):
-                raise UserError(
-                    f"cannot resume: the checkpoint was trained with a different '{key}' config; "
-                    f"resume with the original settings (see {self.run_dir}/.hydra/config.yaml)"
-                )
+        changed = [d for key in FROZEN_ON_RESUME for d in _differences(saved, now, key)]
+        if changed:
+            raise UserError(
+                f"cannot resume: {'; '.join(changed[:3])}; resume with the checkpoint's settings"
+            )
         if (
             Vocab.from_dict(payload["vocab"]["src"]) != self.corpus.src_vocab
             or Vocab.from_dict(payload["vocab"]["tgt"]) != self.corpus.tgt_vocab
@@ -335,6 +339,8 @@ class Trainer:
             device=self.device,
             full=False,
         )
+        if not math.isfinite(scores["loss"]):
+            raise self._non_finite(scores["loss"], "validation")
         self.scheduler.step(scores["loss"])
         logger.scalars(
             {
@@ -439,12 +445,6 @@ def run_summary(trainer: Trainer, test_scores: dict[str, Any]) -> dict[str, Any]
     }
 
 
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
-
-
 def train(cfg: DictConfig, run_dir: str | Path) -> dict[str, Any]:
     """Train, test the best checkpoint, write ``metrics.json``; returns its content."""
     run_dir = Path(run_dir)
@@ -460,7 +460,8 @@ def train(cfg: DictConfig, run_dir: str | Path) -> dict[str, Any]:
         len(trainer.corpus.tgt_vocab),
         100 * padding_share(trainer.sampler.batches(), trainer.train_set.src_lengths),
     )
-    logger = RunLogger(run_dir / "tb", purge_step=trainer.state.step if cfg.resume else None)
+    # Events after the checkpoint's step (written before an interruption) are dropped.
+    logger = RunLogger(run_dir / "tb", purge_step=trainer.state.step + 1 if cfg.resume else None)
     try:
         trainer.fit(logger)
         test_scores = trainer.test()

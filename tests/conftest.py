@@ -49,21 +49,32 @@ TINY_OVERRIDES = [
 ]
 
 
+def script_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This environment without the debug switches, plus ``extra``; output unbuffered."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HYDRA_FULL_ERROR", "SEQ2SEQ_DEBUG")}
+    return {**env, "PYTHONUNBUFFERED": "1", **(extra or {})}
+
+
 def run_script(
-    script: str, *args: str, timeout: float = 300, **env: str
+    script: str, *args: str, timeout: float = 300, input_text: str | None = None, **env: str
 ) -> subprocess.CompletedProcess:
-    """Run ``scripts/<script>`` in a subprocess from the repo root; never raises on failure."""
-    environment = {**os.environ, "PYTHONUNBUFFERED": "1", **env}
-    environment.pop("HYDRA_FULL_ERROR", None)
-    environment.pop("SEQ2SEQ_DEBUG", None)
+    """Run ``scripts/<script>`` in a subprocess from the repo root; never raises on failure.
+
+    ``input_text`` is fed to stdin (else stdin is empty); ``env`` adds environment variables
+    (the debug switches are off unless given here).
+    """
+    environment = {
+        k: v for k, v in os.environ.items() if k not in ("HYDRA_FULL_ERROR", "SEQ2SEQ_DEBUG")
+    }
+    environment |= {"PYTHONUNBUFFERED": "1", **env}
     return subprocess.run(
         [sys.executable, str(REPO / "scripts" / script), *args],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=environment,
-        stdin=subprocess.DEVNULL,
+        env=script_env(env),
+        input=input_text if input_text is not None else "",
     )
 
 

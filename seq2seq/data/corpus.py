@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seq2seq.errors import UserError
+from seq2seq.files import atomic_write_text
 
 Alignment = tuple[tuple[int, int], ...]
 SPLITS = ("train", "valid", "test")
@@ -131,14 +132,10 @@ def read_tsv(path: str | Path, fmt: TsvFormat = TsvFormat()) -> list[Pair]:
 
 def write_tsv(path: str | Path, pairs: Sequence[Pair]) -> None:
     """Write ``zh<TAB>en<TAB>alignment`` lines (UTF-8, ``\\n`` endings) atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     lines = []
     for pair in pairs:
         fields = [" ".join(pair.src), " ".join(pair.tgt)]
         if pair.alignment is not None:
             fields.append(format_alignment(pair.alignment))
         lines.append("\t".join(fields) + "\n")
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(lines), encoding="utf-8", newline="\n")
-    tmp.replace(path)
+    atomic_write_text(path, "".join(lines))

@@ -1,0 +1,74 @@
+"""The evaluate, translate and make_corpus entry points, run as a user would."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import TOY_LEXICON, run_script
+
+
+def test_translate_arguments_stdin_beam_and_heatmaps(tiny_run, tmp_path):
+    run_dir = tiny_run("additive")
+    result = run_script(
+        "translate.py",
+        str(run_dir),
+        "我 爱 中国",
+        "我爱中国",
+        "--heatmap",
+        str(tmp_path / "map.png"),
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2 and lines[0] == lines[1]  # unsegmented input is split into known words
+    english = {*TOY_LEXICON.values(), "<unk>"}
+    assert all(word in english for word in " ".join(lines).split())
+    for name in ("map_1.png", "map_2.png"):
+        assert (tmp_path / name).stat().st_size > 1000
+    beam = run_script(
+        "translate.py", str(run_dir), "--beam-size", "3", input_text="我 爱 中国\n\n他 吃 苹果\n"
+    )
+    assert beam.returncode == 0, beam.stderr
+    assert len(beam.stdout.splitlines()) == 2
+
+
+def test_translate_warns_about_unknown_words(tiny_run):
+    result = run_script("translate.py", str(tiny_run("additive")), "我 爱 火星")
+    assert result.returncode == 0
+    assert "unknown words mapped to <unk>: 火星" in result.stderr
+
+
+def test_evaluate_writes_every_metric_and_keeps_the_rest(tiny_run):
+    run_dir = tiny_run("multihead")
+    before = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+    result = run_script("evaluate.py", str(run_dir), "--split", "valid", "--beam-size", "2")
+    assert result.returncode == 0, result.stderr
+    assert "BLEU by source length" in result.stdout and "AER best head" in result.stdout
+    after = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+    assert after["test"] == before["test"] and after["history"] == before["history"]
+    valid = after["valid"]
+    for key in ("bleu", "chrf", "exact_match", "token_accuracy", "aer", "aer_best_head",
+                "bleu_by_length", "attention_entropy"):  # fmt: skip
+        assert key in valid, key
+    assert len(valid["aer_per_head"]) == 4 and valid["beam_size"] == 2
+    assert after["bleu_signature"].startswith("nrefs:1|") and "tok:none" in after["bleu_signature"]
+    for key in ("attention", "seed", "parameters", "steps", "train_seconds"):
+        assert key in after
+
+
+def test_metrics_of_a_run_without_attention_have_null_aer(tiny_run):
+    metrics = json.loads((tiny_run("none") / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["test"]["aer"] is None and metrics["attention"] == "none"
+
+
+def test_make_corpus_writes_then_refuses_to_overwrite_a_different_corpus(tmp_path):
+    args = ["data.train_size=60", "data.valid_size=10", "data.test_size=10", "data.max_len=12"]
+    first = run_script("make_corpus.py", f"data.dir={tmp_path}", *args)
+    assert first.returncode == 0, first.stderr
+    assert "pairs: train 60 | valid 10 | test 10" in first.stdout
+    train = (tmp_path / "train.tsv").read_bytes()
+    assert train.startswith("我 爱 中国\tI love China\t0-0 1-1 2-2\n".encode())
+    again = run_script("make_corpus.py", f"data.dir={tmp_path}", *args)
+    assert again.returncode == 0 and "nothing written" in again.stdout
+    other = run_script("make_corpus.py", f"data.dir={tmp_path}", *args, "seed=1")
+    assert other.returncode == 2 and "already holds a different corpus" in other.stderr
+    assert (tmp_path / "train.tsv").read_bytes() == train
