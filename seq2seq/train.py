@@ -261,13 +261,15 @@ class Trainer:
             self.cfg.train.patience > 0 and self.state.bad_evals >= self.cfg.train.patience
         )
 
-    def _non_finite(self, loss: float) -> UserError:
+    def _non_finite(self, loss: float, which: str = "training") -> UserError:
+        """The error for a NaN/inf loss, raised before anything of that step is saved."""
         last = self.ckpt_dir / "last.pt"
         kept = (
             f"the last good checkpoint is {last}" if last.exists() else "no checkpoint was written"
         )
+        step = self.state.step + (which == "training")
         return UserError(
-            f"training loss became {loss} at step {self.state.step + 1}; {kept}. "
+            f"{which} loss became {loss} at step {step}; {kept}. "
             f"Lower train.lr (now {self.cfg.train.lr}) or set train.clip_grad_norm (now "
             f"{self.cfg.train.clip_grad_norm})"
         )
