@@ -51,7 +51,7 @@ class TrainingInterrupted(Exception):
     """Raised after a checkpoint was saved because SIGINT or SIGTERM arrived."""
 
     def __init__(self, signum: int, path: Path) -> None:
-        super().__init__(f"{signal.Signals(signum).name} received")
+        super().__init__(signal.Signals(signum).name)
         self.signum = signum
         self.path = path
 
