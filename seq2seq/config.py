@@ -70,15 +70,15 @@ class AttentionConfig:
 class TrainConfig:
     batch_size: int = _f(64, "Sentence pairs per training batch.")
     eval_batch_size: int = _f(256, "Sentence pairs per evaluation batch.")
-    lr: float = _f(3e-3, "Adam learning rate.")
+    lr: float = _f(2e-3, "Adam learning rate.")
     max_steps: int = _f(0, "Stop after this many updates (0 = no limit).")
     max_epochs: int = _f(20, "Stop after this many passes over the training data.")
     eval_every: int = _f(250, "Validate (loss, greedy BLEU, exact match, heatmaps) every N steps.")
     patience: int = _f(6, "Stop after this many validations without a better valid BLEU.")
     clip_grad_norm: float = _f(1.0, "Clip the gradient norm to this (0 = off).")
     teacher_forcing: float = _f(1.0, "Probability of feeding the reference token at each step.")
-    lr_factor: float = _f(0.5, "Multiply the learning rate by this when valid loss plateaus.")
-    lr_patience: int = _f(2, "Validations without a better valid loss before the lr drops.")
+    lr_factor: float = _f(0.3, "Multiply the learning rate by this when valid loss plateaus.")
+    lr_patience: int = _f(1, "Validations without a better valid loss before the lr drops.")
     stop_at_exact_match: float | None = _f(
         None, "Stop as soon as valid exact match reaches this fraction (null = off)."
     )
