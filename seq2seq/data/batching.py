@@ -155,7 +155,8 @@ class BucketBatchSampler(Sampler[list[int]]):
         return iter(self.batches())
 
     def __len__(self) -> int:
-        return -(-len(self.lengths) // self.batch_size) if not self.shuffle else len(self.batches())
+        # Pools hold whole batches, so only the very last batch can be short, shuffled or not.
+        return -(-len(self.lengths) // self.batch_size)
 
 
 def padding_share(batches: Sequence[Sequence[int]], lengths: Sequence[int]) -> float:
