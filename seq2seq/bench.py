@@ -32,7 +32,7 @@ from seq2seq.compose import load_config
 from seq2seq.data.batching import Batch, ParallelDataset
 from seq2seq.data.vocab import Vocab
 from seq2seq.evaluate import sequence_loss, translate_dataset
-from seq2seq.model import ModelSpec
+from seq2seq.model import DECODER_TYPES, ModelSpec
 from seq2seq.tblog import RunLogger
 from seq2seq.train import Trainer, write_json
 
@@ -78,7 +78,9 @@ def flop_breakdown(spec: ModelSpec, shape: BatchShape) -> dict[str, int]:
         dot: per step ``2·H·K`` (query projection, only when H ≠ K) ``+ 2·S·K + 2·S·K``;
         multihead: ``2 · B·S·2·K·K`` (key and value projections) + per step
         ``2·H·K + 2·S·K + 2·S·K + 2·K·K`` (query, scores, weighted sum, output layer)
-    - decoder_gru: per step ``2·(E+K)·3H + 2·H·3H`` (input and hidden projections)
+    - decoder_gru: per step ``2·(E+K)·3H + 2·H·3H`` (input and hidden projections); the
+      Luong decoder's GRU reads the word only: ``2·E·3H + 2·H·3H`` (attention none always
+      feeds its fixed context, see :func:`seq2seq.model.build_decoder`)
     - readout: per step ``2·(H+K+E)·H + 2·H·V``
 
     These are the FLOPs of the model's equations at these shapes, not of one implementation:
@@ -94,6 +96,7 @@ def flop_breakdown(spec: ModelSpec, shape: BatchShape) -> dict[str, int]:
     a = spec.attention_size or h
     b, s, steps = shape.batch, shape.src_len, shape.batch * shape.tgt_len
     layer_inputs = [e] + [k] * (spec.encoder_layers - 1)
+    gru_context = 0 if spec.decoder == "luong" and spec.attention != "none" else k
     encoder = (
         shape.src_tokens * directions * sum(2 * n * 3 * h + 2 * h * 3 * h for n in layer_inputs)
     )
@@ -111,7 +114,7 @@ def flop_breakdown(spec: ModelSpec, shape: BatchShape) -> dict[str, int]:
         "encoder": encoder,
         "bridge": b * 2 * k * h,
         "attention": attention,
-        "decoder_gru": steps * (2 * (e + k) * 3 * h + 2 * h * 3 * h),
+        "decoder_gru": steps * (2 * (e + gru_context) * 3 * h + 2 * h * 3 * h),
         "readout": steps * (2 * (h + k + e) * h + 2 * h * v),
     }
 
@@ -135,7 +138,9 @@ class TutorialSeq2Seq(nn.Module):
     encoder GRU runs over padded input (no packing; its final state has read the padding),
     the keys are re-projected by ``U_a`` at every decoder step, the decoder is an
     ``nn.GRUCell`` loop and the output layer runs inside the loop, once per step. Attention
-    is masked, so padding gets no weight. Used only as a speed baseline.
+    is masked, so padding gets no weight. The arrangement is Bahdanau's (attend from the
+    previous state, feed the context into the GRU), as in those tutorials. Used only as a
+    speed baseline.
     """
 
     def __init__(self, spec: ModelSpec) -> None:
@@ -451,18 +456,12 @@ def time_to_target(
     """Train the configured model with the real loop until valid exact match reaches
     ``target`` or ``budget_s`` of wall time passed; returns the result and the trainer.
 
-    ``seconds`` is the trainer's ``train_seconds`` (update steps only, validation excluded)
-    at the first validation that reached the target, or None if none did.
+    The run keeps the config's step or epoch limit, because the learning-rate schedule is
+    planned over it; only early stopping on stalled BLEU is turned off. ``seconds`` is the
+    trainer's ``train_seconds`` (update steps only, validation excluded) at the first
+    validation that reached the target, or None if none did.
     """
-    cfg = load_config(
-        [
-            *overrides,
-            f"train.stop_at_exact_match={target}",
-            "train.max_steps=0",
-            "train.max_epochs=100000",
-            "train.patience=0",
-        ]
-    )
+    cfg = load_config([*overrides, f"train.stop_at_exact_match={target}", "train.patience=0"])
     trainer = BudgetedTrainer(cfg, run_dir, budget_s)
     logger = RunLogger(run_dir / "tb")
     start = time.perf_counter()
@@ -484,6 +483,9 @@ def time_to_target(
         "budget_s": budget_s,
         "eval_every": cfg.train.eval_every,
         "attention": cfg.attention.type,
+        "curve": [  # every validation: where the run stood
+            {k: h[k] for k in ("step", "train_seconds", "valid_exact_match")} for h in history
+        ],
     }
     return result, trainer
 
@@ -542,7 +544,7 @@ class BenchOptions:
 
     overrides: tuple[str, ...] = ()
     tiny: bool = False
-    seconds: float = 24.0  # measured training time per contestant
+    seconds: float = 18.0  # measured training time per contestant
     rounds: int = 3
     warmup: int = 3
     max_batches: int | None = None
@@ -550,8 +552,9 @@ class BenchOptions:
     gemm_seconds: float = 3.0
     beam_size: int = 5
     target: float = 0.99
-    time_budget: float = 600.0
+    time_budget: float = 360.0
     variants: tuple[str, ...] = ATTENTION_TYPES
+    other_decoder: bool = True  # also measure each variant in the other decoder arrangement
 
     @classmethod
     def create(
@@ -597,6 +600,22 @@ def tiny_overrides(user: Sequence[str], corpus_dir: Path) -> list[str]:
     return [*small, *user]
 
 
+def contestant_overrides(options: BenchOptions, cfg: DictConfig) -> list[tuple[str, list[str]]]:
+    """Name and extra overrides of every trainer measured: each variant in the configured
+    decoder arrangement (named after the attention), then, with ``other_decoder``, each
+    attention variant in the other arrangement (e.g. ``additive/luong``)."""
+    configured = cfg.model.decoder
+    runs = [(name, [f"attention={name}"]) for name in options.variants]
+    if options.other_decoder:
+        other = next(d for d in DECODER_TYPES if d != configured)
+        runs += [
+            (f"{name}/{other}", [f"attention={name}", f"model.decoder={other}"])
+            for name in options.variants
+            if name != "none"  # no attention, no arrangement: the same model
+        ]
+    return runs
+
+
 def _entry(throughput: Throughput, gemm_gflops: float) -> dict[str, Any]:
     return {
         "tokens_per_s": throughput.tokens_per_s,
@@ -620,13 +639,13 @@ def run_benchmark(options: BenchOptions, progress: Progress = _quiet) -> dict[st
         cfg = load_config(overrides)
         progress("building trainers")
         trainers = {
-            name: Trainer(load_config([*overrides, f"attention={name}"]), tmp / f"run_{name}")
-            for name in options.variants
+            name: Trainer(load_config([*overrides, *extra]), tmp / f"run_{index}")
+            for index, (name, extra) in enumerate(contestant_overrides(options, cfg))
         }
         first = next(iter(trainers.values()))
         device = first.device
         reference = TutorialTrainer(
-            replace(first.spec, attention="additive", num_heads=1),
+            replace(first.spec, attention="additive", num_heads=1, decoder="bahdanau"),
             first.train_set,
             cfg.train,
             device,
@@ -686,6 +705,8 @@ def _assemble(
             "batch_size": cfg.train.batch_size,
             "embed_size": cfg.model.embed_size,
             "hidden_size": cfg.model.hidden_size,
+            "decoder": cfg.model.decoder,
+            "lr_schedule": cfg.train.lr_schedule,
             "data": cfg.data.name,
         },
         "training": training,
@@ -711,7 +732,8 @@ def format_table(result: dict[str, Any]) -> str:
         f"{m['cpu']}, {m['torch_threads']} threads, torch {m['torch']}, load average "
         f"{m.get('load_average_at_start')} -> {m['load_average']}",
         f"config: data={c['data']} batch={c['batch_size']} embed={c['embed_size']} "
-        f"hidden={c['hidden_size']} overrides={' '.join(c['overrides']) or '(none)'}",
+        f"hidden={c['hidden_size']} decoder={c['decoder']} "
+        f"overrides={' '.join(c['overrides']) or '(none)'}",
         "",
         f"{'training':<22}{'tok/s':>10}{'batches':>9}{'seconds':>9}{'GFLOP/s':>9}"
         f"{'%peak':>7}{'pad':>6}{'× ref':>7}",

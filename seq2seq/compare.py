@@ -121,6 +121,7 @@ class Run:
     path: Path
     attention: str
     num_heads: int
+    decoder: str
     seed: int
     dataset: str
     metrics: Mapping[str, Any]
@@ -133,6 +134,7 @@ class Variant:
     name: str
     attention: str
     num_heads: int
+    decoder: str
     runs: list[Run]
     stats: dict[str, Stat] = field(default_factory=dict)
     bleu_by_length: dict[str, Stat] = field(default_factory=dict)
@@ -306,6 +308,7 @@ def load_run(run_dir: Path) -> Run:
         path=run_dir,
         attention=data["attention"],
         num_heads=num_heads,
+        decoder=str(data.get("decoder", "bahdanau")),  # metrics.json before model.decoder
         seed=data["seed"],
         dataset=f"{data['data']} ({location})" if location else data["data"],
         metrics=data,
@@ -340,22 +343,30 @@ def _order_key(attention: str, num_heads: int) -> tuple[int, str, int]:
 
 
 def group_runs(runs: Sequence[Run]) -> list[Variant]:
-    """Group runs by ``(attention, num_heads)``, in the canonical variant order.
+    """Group runs by ``(attention, num_heads, decoder)``, in the canonical variant order.
 
     A variant is named after its attention type; when one type appears with several head
-    counts, each is named ``<type>-<heads>h`` (e.g. ``multihead-8h``).
+    counts or decoder arrangements, the name says which (e.g. ``multihead-8h``,
+    ``additive-bahdanau``).
     """
-    groups: dict[tuple[str, int], list[Run]] = {}
+    groups: dict[tuple[str, int, str], list[Run]] = {}
     for run in runs:
-        groups.setdefault((run.attention, run.num_heads), []).append(run)
+        groups.setdefault((run.attention, run.num_heads, run.decoder), []).append(run)
     head_counts: dict[str, set[int]] = {}
-    for attention, heads in groups:
+    decoders: dict[str, set[str]] = {}
+    for attention, heads, decoder in groups:
         head_counts.setdefault(attention, set()).add(heads)
+        decoders.setdefault(attention, set()).add(decoder)
     variants = []
-    for (attention, heads), members in sorted(groups.items(), key=lambda kv: _order_key(*kv[0])):
+    ordered = sorted(groups.items(), key=lambda kv: (*_order_key(*kv[0][:2]), kv[0][2]))
+    for (attention, heads, decoder), members in ordered:
         name = attention if len(head_counts[attention]) == 1 else f"{attention}-{heads}h"
+        if len(decoders[attention]) > 1:
+            name = f"{name}-{decoder}"
         members = sorted(members, key=lambda run: (run.seed, str(run.path)))
-        variants.append(Variant(name=name, attention=attention, num_heads=heads, runs=members))
+        variants.append(
+            Variant(name=name, attention=attention, num_heads=heads, decoder=decoder, runs=members)
+        )
     return variants
 
 
@@ -524,7 +535,7 @@ def _csv_number(value: float | int | None) -> str:
 
 
 def csv_header(comparison: Comparison) -> list[str]:
-    header = ["variant", "attention", "num_heads", "n_seeds", "seeds"]
+    header = ["variant", "attention", "num_heads", "decoder", "n_seeds", "seeds"]
     for key in [c.key for c in COLUMNS] + [f"bleu_len_{b}" for b in comparison.buckets]:
         header += [f"{key}_mean", f"{key}_sd", f"{key}_n"]
     return header
@@ -538,7 +549,8 @@ def render_csv(comparison: Comparison) -> str:
     for v in comparison.variants:
         stats = [v.stats[c.key] for c in COLUMNS]
         stats += [v.bleu_by_length[b] for b in comparison.buckets]
-        row = [v.name, v.attention, v.num_heads, len(v.runs), " ".join(map(str, v.seeds))]
+        row = [v.name, v.attention, v.num_heads, v.decoder, len(v.runs)]
+        row.append(" ".join(map(str, v.seeds)))
         for stat in stats:
             row += [_csv_number(stat.mean), _csv_number(stat.sd), stat.n]
         writer.writerow(row)
@@ -557,6 +569,7 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
                 "variant": v.name,
                 "attention": v.attention,
                 "num_heads": v.num_heads,
+                "decoder": v.decoder,
                 "n_seeds": len(v.runs),
                 "seeds": v.seeds,
                 "runs": [str(r.path) for r in v.runs],

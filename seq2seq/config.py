@@ -15,6 +15,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from seq2seq.attention import ATTENTION_TYPES
 from seq2seq.errors import UserError
+from seq2seq.model import DECODER_TYPES
+
+LR_SCHEDULES = ("linear", "plateau")
 
 
 def _f(default: Any, help: str) -> Any:
@@ -55,6 +58,12 @@ class ModelConfig:
     encoder_layers: int = _f(1, "Stacked encoder GRU layers.")
     bidirectional: bool = _f(True, "Bidirectional encoder.")
     dropout: float = _f(0.1, "Dropout on embeddings and the output layer.")
+    decoder: str = _f(
+        "bahdanau",
+        "Decoder arrangement: luong (attend from the new state; training runs without a loop "
+        "over time steps) or bahdanau (attend from the previous state and feed the context "
+        "into the GRU; a step loop). Attention none ignores it.",
+    )
 
 
 @dataclass
@@ -77,8 +86,18 @@ class TrainConfig:
     patience: int = _f(6, "Stop after this many validations without a better valid BLEU.")
     clip_grad_norm: float = _f(1.0, "Clip the gradient norm to this (0 = off).")
     teacher_forcing: float = _f(1.0, "Probability of feeding the reference token at each step.")
-    lr_factor: float = _f(0.3, "Multiply the learning rate by this when valid loss plateaus.")
-    lr_patience: int = _f(1, "Validations without a better valid loss before the lr drops.")
+    lr_schedule: str = _f(
+        "plateau",
+        "linear (warm up over warmup_steps, then decay linearly to 0 at the last planned step: "
+        "max_steps, else max_epochs) or plateau (cut by lr_factor when valid loss stalls).",
+    )
+    warmup_steps: int = _f(0, "Updates of linear learning-rate warm-up (lr_schedule=linear).")
+    lr_factor: float = _f(
+        0.3, "Multiply the learning rate by this when valid loss plateaus (lr_schedule=plateau)."
+    )
+    lr_patience: int = _f(
+        1, "Validations without a better valid loss before the lr drops (lr_schedule=plateau)."
+    )
     stop_at_exact_match: float | None = _f(
         None, "Stop as soon as valid exact match reaches this fraction (null = off)."
     )
@@ -115,6 +134,10 @@ def validate(cfg: DictConfig | Config) -> None:
         a.type in ATTENTION_TYPES,
         f"attention.type={a.type!r} is unknown; choose one of {', '.join(ATTENTION_TYPES)}",
     )
+    _check(
+        m.decoder in DECODER_TYPES,
+        f"model.decoder={m.decoder!r} is unknown; choose one of {', '.join(DECODER_TYPES)}",
+    )
     _check(cfg.device in ("auto", "cpu", "cuda"), f"device={cfg.device!r}: use auto, cpu or cuda")
     for name in ("embed_size", "hidden_size", "encoder_layers"):
         _check(getattr(m, name) > 0, f"model.{name} must be positive, got {getattr(m, name)}")
@@ -131,13 +154,18 @@ def validate(cfg: DictConfig | Config) -> None:
         _check(getattr(t, name) >= 1, f"train.{name} must be at least 1, got {getattr(t, name)}")
     _check(t.lr > 0, f"train.lr must be positive, got {t.lr}")
     _check(t.lr <= 1e37, f"train.lr={t.lr} is too large: Adam's first step would overflow float32")
-    for name in ("max_steps", "max_epochs", "patience", "lr_patience", "num_threads"):
+    counts = ("max_steps", "max_epochs", "patience", "lr_patience", "num_threads", "warmup_steps")
+    for name in counts:
         _check(getattr(t, name) >= 0, f"train.{name} must not be negative, got {getattr(t, name)}")
     _check(t.max_steps > 0 or t.max_epochs > 0, "set train.max_steps or train.max_epochs above 0")
     _check(
         t.clip_grad_norm >= 0, f"train.clip_grad_norm must not be negative, got {t.clip_grad_norm}"
     )
     _check(0.0 <= t.teacher_forcing <= 1.0, "train.teacher_forcing must be in [0, 1]")
+    _check(
+        t.lr_schedule in LR_SCHEDULES,
+        f"train.lr_schedule={t.lr_schedule!r} is unknown; choose one of {', '.join(LR_SCHEDULES)}",
+    )
     _check(0.0 < t.lr_factor < 1.0, f"train.lr_factor must be in (0, 1), got {t.lr_factor}")
     for name in ("train_size", "valid_size", "test_size", "min_freq"):
         _check(getattr(d, name) >= 1, f"data.{name} must be at least 1, got {getattr(d, name)}")

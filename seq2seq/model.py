@@ -1,8 +1,15 @@
 """A GRU encoder–decoder in which attention is the only moving part.
 
 Encoder: embedding + (bi)GRU on packed sequences, so padding never reaches the outputs or
-the final state. Decoder: Bahdanau et al. (2015) arrangement — attend from the previous state,
-feed the context into the GRU input, read state, context and embedding in the output layer.
+the final state. Decoder, in one of two arrangements (``model.decoder``):
+
+- ``luong`` (Luong et al. 2015, no input feeding): the GRU reads the target words only and
+  attention runs from its new state, so training needs no Python loop over time steps;
+- ``bahdanau`` (Bahdanau et al. 2015; the default): attend from the previous state and feed
+  the context into the GRU, so the attention steers the recurrence, at the price of a step
+  loop; it ends more exact on long sentences (README, "The attention interface").
+
+Both read state, context and the previous word's embedding in the output layer.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ class ModelSpec:
     dropout: float = 0.1
     num_heads: int = 1
     attention_size: int | None = None  # additive attention's hidden size; None = hidden_size
+    decoder: str = "bahdanau"  # arrangement, one of DECODER_TYPES (older checkpoints: bahdanau)
 
 
 class Encoder(nn.Module):
@@ -82,22 +90,31 @@ def gru_cell(input_gates: Tensor, state: Tensor, weight_hh: Tensor, bias_hh: Ten
     return candidate + update * (state - candidate)  # = (1 - z) n + z h
 
 
-class Decoder(nn.Module):
-    """GRU decoder with a pluggable attention mechanism (Bahdanau arrangement).
+def predicted_tokens(logits: Tensor) -> Tensor:
+    """The most probable tokens, never ``<pad>`` or ``<bos>``: (B, V) -> (B,), as greedy search."""
+    never = torch.tensor([Vocab.pad_id, Vocab.bos_id], device=logits.device)
+    return logits.detach().index_fill(-1, never, float("-inf")).argmax(-1)
 
-    At step t: ``c_t = attend(s_{t-1})``, ``s_t = GRU([e(y_{t-1}); c_t], s_{t-1})``,
-    ``logits_t = W_o tanh(W_p [s_t; c_t; e(y_{t-1})])``.
+
+class Decoder(nn.Module):
+    """What both decoder arrangements share: target embedding, GRU, deep output layer and
+    the per-step interface that greedy and beam search drive.
+
+    ``logits_t = W_o tanh(W_p [s_t; c_t; e(y_{t-1})])`` in both; they differ in where the
+    context ``c_t`` comes from and whether it enters the recurrence.
     """
 
-    def __init__(self, spec: ModelSpec, attention: Attention) -> None:
+    arrangement: str  # "luong" or "bahdanau", as in ``model.decoder``
+
+    def __init__(self, spec: ModelSpec, attention: Attention, rnn_input_size: int) -> None:
         super().__init__()
         self.attention = attention
         self.embedding = nn.Embedding(
             spec.tgt_vocab_size, spec.embed_size, padding_idx=Vocab.pad_id
         )
         self.dropout = nn.Dropout(spec.dropout)
+        self.rnn = nn.GRU(rnn_input_size, spec.hidden_size, batch_first=True)
         context_size = attention.context_size
-        self.rnn = nn.GRU(spec.embed_size + context_size, spec.hidden_size, batch_first=True)
         self.pre_output = nn.Linear(
             spec.hidden_size + context_size + spec.embed_size, spec.hidden_size
         )
@@ -105,13 +122,9 @@ class Decoder(nn.Module):
         self.embed_size = spec.embed_size
 
     def _input_gates(self, embedded: Tensor) -> Tensor:
-        """The embedding half of ``W_ih x + b_ih``: (B, T, E) -> (B, T, 3H), once per batch."""
+        """The embedding half of ``W_ih x + b_ih``: (B, [T,] E) -> (B, [T,] 3H)."""
         weight = self.rnn.weight_ih_l0[:, : self.embed_size]
         return torch.nn.functional.linear(embedded, weight, self.rnn.bias_ih_l0)
-
-    def _context_gates(self, context: Tensor) -> Tensor:
-        """The context half of ``W_ih x``: (B, D_k) -> (B, 3H)."""
-        return context @ self.rnn.weight_ih_l0[:, self.embed_size :].t()
 
     def readout(self, states: Tensor, contexts: Tensor, embedded: Tensor) -> Tensor:
         """(B, T, H), (B, T, D_k), (B, T, E) -> logits (B, T, V); also works without T."""
@@ -123,11 +136,7 @@ class Decoder(nn.Module):
     ) -> tuple[Tensor, Tensor, Tensor | None]:
         """One decoding step: prev_tokens (B,), state (B, H) ->
         logits (B, V), new state (B, H), weights (B, heads, T_s) or None."""
-        embedded = self.dropout(self.embedding(prev_tokens))  # (B, E)
-        context, weights = self.attention.attend(state, memory)  # (B, D_k)
-        gates = self._input_gates(embedded) + self._context_gates(context)
-        state = gru_cell(gates, state, self.rnn.weight_hh_l0, self.rnn.bias_hh_l0)
-        return self.readout(state, context, embedded), state, weights
+        raise NotImplementedError
 
     def forward(
         self,
@@ -144,12 +153,74 @@ class Decoder(nn.Module):
         With ``teacher_forcing < 1`` each step feeds, with that probability, the reference token,
         else the model's own previous prediction (one coin per step, drawn once per batch).
         """
-        steps = tgt_in.size(1)
-        if teacher_forcing >= 1.0 and isinstance(self.attention, NoAttention):
-            return self._forward_static_context(tgt_in, memory, state), None
-        sampled = teacher_forcing < 1.0
-        use_reference = (torch.rand(steps) < teacher_forcing).tolist() if sampled else None
+        if teacher_forcing < 1.0:
+            return self._forward_sampled(tgt_in, memory, state, teacher_forcing, keep_weights)
+        return self._forward_teacher_forced(tgt_in, memory, state, keep_weights)
+
+    def _forward_teacher_forced(
+        self, tgt_in: Tensor, memory: Memory, state: Tensor, keep_weights: bool
+    ) -> tuple[Tensor, Tensor | None]:
+        raise NotImplementedError
+
+    def _forward_sampled(
+        self,
+        tgt_in: Tensor,
+        memory: Memory,
+        state: Tensor,
+        teacher_forcing: float,
+        keep_weights: bool,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Scheduled sampling: the step loop, feeding the reference or the last prediction."""
+        use_reference = (torch.rand(tgt_in.size(1)) < teacher_forcing).tolist()
+        prev = tgt_in[:, 0]
+        step_logits, step_weights = [], []
+        for t in range(tgt_in.size(1)):
+            if t > 0:
+                prev = tgt_in[:, t] if use_reference[t] else predicted_tokens(step_logits[-1])
+            logits, state, weights = self.step(prev, state, memory)
+            step_logits.append(logits)
+            step_weights.append(weights)
+        weights_out = None
+        if keep_weights and step_weights[0] is not None:
+            weights_out = torch.stack(step_weights, dim=2)  # (B, heads, T_t, T_s)
+        return torch.stack(step_logits, dim=1), weights_out
+
+
+class BahdanauDecoder(Decoder):
+    """Bahdanau et al. (2015): attend from the previous state and feed the context into the GRU.
+
+    At step t: ``c_t = attend(s_{t-1})``, ``s_t = GRU([e(y_{t-1}); c_t], s_{t-1})``. The
+    context steers the recurrence ("input feeding"), so training loops over the steps in
+    Python. Without attention the context is fixed and one fused GRU call runs all steps
+    (the Cho et al. 2014 baseline, whatever ``model.decoder`` says).
+    """
+
+    arrangement = "bahdanau"
+
+    def __init__(self, spec: ModelSpec, attention: Attention) -> None:
+        super().__init__(spec, attention, spec.embed_size + attention.context_size)
+
+    def _context_gates(self, context: Tensor) -> Tensor:
+        """The context half of ``W_ih x``: (B, [T,] D_k) -> (B, [T,] 3H)."""
+        return context @ self.rnn.weight_ih_l0[:, self.embed_size :].t()
+
+    def step(
+        self, prev_tokens: Tensor, state: Tensor, memory: Memory
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
+        embedded = self.dropout(self.embedding(prev_tokens))  # (B, E)
+        context, weights = self.attention.attend(state, memory)  # (B, D_k)
+        gates = self._input_gates(embedded) + self._context_gates(context)
+        state = gru_cell(gates, state, self.rnn.weight_hh_l0, self.rnn.bias_hh_l0)
+        return self.readout(state, context, embedded), state, weights
+
+    def _forward_teacher_forced(
+        self, tgt_in: Tensor, memory: Memory, state: Tensor, keep_weights: bool
+    ) -> tuple[Tensor, Tensor | None]:
         embedded = self.dropout(self.embedding(tgt_in))  # (B, T_t, E)
+        if isinstance(self.attention, NoAttention):
+            contexts = memory.values.unsqueeze(1).expand(-1, tgt_in.size(1), -1)  # (B, T_t, D_k)
+            states, _ = self.rnn(torch.cat([embedded, contexts], dim=-1), state.unsqueeze(0))
+            return self.readout(states, contexts, embedded), None
         # (B, T_t, 3H) for all steps at once, split once: indexing [:, t] inside the loop would
         # make backward add a zero-padded (B, T_t, 3H) gradient per step (quadratic in T_t).
         input_gates = self._input_gates(embedded).unbind(1)
@@ -159,48 +230,71 @@ class Decoder(nn.Module):
         if self.attention.averages_values:
             value_gates = self._context_gates(memory.values)  # (B, T_s, 3H)
         weight_hh, bias_hh = self.rnn.weight_hh_l0, self.rnn.bias_hh_l0
-        states, contexts, step_weights, step_logits = [], [], [], []
-        for t in range(steps):
-            if use_reference is not None and t > 0 and not use_reference[t]:
-                # Feed the model's own prediction: recompute this step's input embedding.
-                predicted = self.dropout(self.embedding(step_logits[-1].argmax(-1)))
-                embedded = embedded.clone()
-                embedded[:, t] = predicted
-                gates_x = self._input_gates(predicted)
-            else:
-                gates_x = input_gates[t]
+        states, contexts, step_weights = [], [], []
+        for gates_x in input_gates:
             if value_gates is not None:
                 weights = self.attention.attention_weights(state, memory)  # (B, 1, T_s)
                 context_gates = torch.bmm(weights, value_gates).squeeze(1)
-                context = torch.bmm(weights, memory.values).squeeze(1) if sampled else None
             else:
                 context, weights = self.attention.attend(state, memory)
                 context_gates = self._context_gates(context)
+                contexts.append(context)
             state = gru_cell(gates_x + context_gates, state, weight_hh, bias_hh)
             states.append(state)
-            contexts.append(context)
             step_weights.append(weights)
-            if sampled:
-                step_logits.append(self.readout(state, context, embedded[:, t]))
-        if sampled:
-            logits = torch.stack(step_logits, dim=1)
-        else:  # all steps' output layer in one batched product
-            if value_gates is not None:  # contexts of all steps in one product too
-                all_contexts = torch.cat(step_weights, dim=1) @ memory.values  # (B, T_t, D_k)
-            else:
-                all_contexts = torch.stack(contexts, dim=1)
-            logits = self.readout(torch.stack(states, 1), all_contexts, embedded)
-        weights_out = None
-        if keep_weights and step_weights[0] is not None:
-            weights_out = torch.stack(step_weights, dim=2)  # (B, heads, T_t, T_s)
-        return logits, weights_out
+        if value_gates is not None:  # all steps' contexts in one product
+            all_contexts = torch.cat(step_weights, dim=1) @ memory.values  # (B, T_t, D_k)
+        else:
+            all_contexts = torch.stack(contexts, dim=1)
+        # all steps' output layer in one batched product
+        logits = self.readout(torch.stack(states, 1), all_contexts, embedded)
+        weights_out = torch.stack(step_weights, dim=2) if keep_weights else None
+        return logits, weights_out  # weights (B, heads, T_t, T_s)
 
-    def _forward_static_context(self, tgt_in: Tensor, memory: Memory, state: Tensor) -> Tensor:
-        """Without attention the context never changes, so one fused GRU call runs all steps."""
+
+class LuongDecoder(Decoder):
+    """Luong et al. (2015) without input feeding: attend from the *current* state.
+
+    At step t: ``s_t = GRU(e(y_{t-1}), s_{t-1})``, ``c_t = attend(s_t)``. The context does not
+    enter the recurrence, so teacher-forced training runs the GRU over all steps in one fused
+    call and attention over all steps in one batched call: no Python loop over time.
+    """
+
+    arrangement = "luong"
+
+    def __init__(self, spec: ModelSpec, attention: Attention) -> None:
+        super().__init__(spec, attention, spec.embed_size)
+
+    def step(
+        self, prev_tokens: Tensor, state: Tensor, memory: Memory
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
+        embedded = self.dropout(self.embedding(prev_tokens))  # (B, E)
+        state = gru_cell(
+            self._input_gates(embedded), state, self.rnn.weight_hh_l0, self.rnn.bias_hh_l0
+        )
+        context, weights = self.attention.attend(state, memory)  # (B, D_k)
+        return self.readout(state, context, embedded), state, weights
+
+    def _forward_teacher_forced(
+        self, tgt_in: Tensor, memory: Memory, state: Tensor, keep_weights: bool
+    ) -> tuple[Tensor, Tensor | None]:
         embedded = self.dropout(self.embedding(tgt_in))  # (B, T_t, E)
-        contexts = memory.values.unsqueeze(1).expand(-1, tgt_in.size(1), -1)  # (B, T_t, D_k)
-        states, _ = self.rnn(torch.cat([embedded, contexts], dim=-1), state.unsqueeze(0))
-        return self.readout(states, contexts, embedded)
+        states, _ = self.rnn(embedded, state.unsqueeze(0))  # (B, T_t, H)
+        contexts, weights = self.attention.attend(states, memory)  # (B, T_t, D_k)
+        return self.readout(states, contexts, embedded), weights if keep_weights else None
+
+
+DECODER_TYPES = ("luong", "bahdanau")
+
+
+def build_decoder(spec: ModelSpec, attention: Attention) -> Decoder:
+    """The decoder arrangement ``spec.decoder`` names; without attention, always the
+    fixed-context baseline (there is no attention to arrange)."""
+    if spec.decoder not in DECODER_TYPES:
+        raise ValueError(f"unknown decoder {spec.decoder!r}; choose one of {DECODER_TYPES}")
+    if spec.decoder == "luong" and not isinstance(attention, NoAttention):
+        return LuongDecoder(spec, attention)
+    return BahdanauDecoder(spec, attention)
 
 
 class Seq2Seq(nn.Module):
@@ -220,7 +314,7 @@ class Seq2Seq(nn.Module):
             num_heads=spec.num_heads,
             bidirectional=spec.bidirectional,
         )
-        self.decoder = Decoder(spec, attention)
+        self.decoder = build_decoder(spec, attention)
 
     @property
     def attention(self) -> Attention:
@@ -264,6 +358,7 @@ class Seq2Seq(nn.Module):
         spec = self.spec
         lines = [
             f"Seq2Seq(attention={spec.attention}, heads={self.attention.num_heads}, "
+            f"decoder={self.decoder.arrangement}, "
             f"embed={spec.embed_size}, hidden={spec.hidden_size}, "
             f"encoder={'bi' if spec.bidirectional else 'uni'}GRU×{spec.encoder_layers}, "
             f"vocab {spec.src_vocab_size}→{spec.tgt_vocab_size})"

@@ -44,7 +44,7 @@ from seq2seq.viz import plot_attention
 log = logging.getLogger("seq2seq")
 
 # Parts of the config that must not change when a run is resumed.
-FROZEN_ON_RESUME = ("seed", "data", "model", "attention")
+FROZEN_ON_RESUME = ("seed", "data", "model", "attention", "train.lr_schedule")
 
 
 class TrainingInterrupted(Exception):
@@ -73,6 +73,9 @@ class TrainState:
 
 def _differences(saved: dict[str, Any], now: dict[str, Any], key: str) -> list[str]:
     """``"model.hidden_size is 16 in the checkpoint, 32 now"`` for each differing leaf."""
+    if "." in key:
+        head, rest = key.split(".", 1)
+        return [f"{head}.{d}" for d in _differences(saved.get(head, {}), now.get(head, {}), rest)]
     old, new = saved.get(key), now.get(key)
     if isinstance(old, dict) and isinstance(new, dict):
         return [
@@ -96,6 +99,30 @@ def set_threads(num_threads: int) -> None:
         torch.set_num_interop_threads(1)
 
 
+def build_scheduler(
+    optimizer: torch.optim.Optimizer, train: DictConfig, total_steps: int
+) -> torch.optim.lr_scheduler.LRScheduler | torch.optim.lr_scheduler.ReduceLROnPlateau:
+    """The learning-rate schedule ``train.lr_schedule`` names.
+
+    linear:  rise from 0 over ``warmup_steps`` updates, then fall linearly to 0 at
+             ``total_steps``; stepped after every update.
+    plateau: multiply by ``lr_factor`` after ``lr_patience`` validations without a better
+             valid loss; stepped at every validation.
+    """
+    if train.lr_schedule == "plateau":
+        return torch.optim.lr_scheduler.ReduceLROnPlateau(
+            optimizer, mode="min", factor=train.lr_factor, patience=train.lr_patience
+        )
+    warmup = train.warmup_steps
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return max(0.0, (total_steps - step) / max(total_steps - warmup, 1))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     torch.manual_seed(seed)
@@ -113,6 +140,7 @@ def model_spec(cfg: DictConfig, corpus: Corpus) -> ModelSpec:
         dropout=cfg.model.dropout,
         num_heads=cfg.attention.num_heads if cfg.attention.type == "multihead" else 1,
         attention_size=cfg.attention.get("hidden_size"),
+        decoder=cfg.model.decoder,
     )
 
 
@@ -148,9 +176,6 @@ class Trainer:
         self.spec = model_spec(cfg, self.corpus)
         self.model = Seq2Seq(self.spec).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.train.lr)
-        self.scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-            self.optimizer, mode="min", factor=cfg.train.lr_factor, patience=cfg.train.lr_patience
-        )
         self.state = TrainState()
         self.train_set = ParallelDataset(
             self.corpus.train, self.corpus.src_vocab, self.corpus.tgt_vocab
@@ -164,6 +189,7 @@ class Trainer:
         self.sampler = BucketBatchSampler(
             self.train_set.src_lengths, cfg.train.batch_size, seed=cfg.seed
         )
+        self.scheduler = build_scheduler(self.optimizer, cfg.train, self.total_steps)
         last = self.ckpt_dir / "last.pt"
         if cfg.resume:
             self._resume(last)
@@ -244,6 +270,13 @@ class Trainer:
         self.optimizer.step()
         return loss_value, grad_norm, batch.num_tgt_tokens
 
+    @property
+    def total_steps(self) -> int:
+        """Updates the run is planned for: ``max_steps``, else ``max_epochs`` epochs (or fewer)."""
+        t = self.cfg.train
+        epochs = t.max_epochs * len(self.sampler) if t.max_epochs > 0 else 0
+        return min(s for s in (t.max_steps, epochs) if s > 0)
+
     def _done(self) -> bool:
         t = self.cfg.train
         return (t.max_steps > 0 and self.state.step >= t.max_steps) or (
@@ -291,6 +324,8 @@ class Trainer:
                     loss, grad_norm, tokens = self._train_step(indices)
                     if not math.isfinite(loss):
                         raise self._non_finite(loss)
+                    if t.lr_schedule == "linear":
+                        self.scheduler.step()
                     self.state.train_seconds += time.perf_counter() - started
                     self.state.step += 1
                     self.state.batch_in_epoch += 1
@@ -343,7 +378,8 @@ class Trainer:
         )
         if not math.isfinite(scores["loss"]):
             raise self._non_finite(scores["loss"], "validation")
-        self.scheduler.step(scores["loss"])
+        if self.cfg.train.lr_schedule == "plateau":
+            self.scheduler.step(scores["loss"])
         logger.scalars(
             {
                 "loss/valid": scores["loss"],
@@ -433,6 +469,7 @@ def run_summary(trainer: Trainer, test_scores: dict[str, Any]) -> dict[str, Any]
     return {
         "attention": trainer.spec.attention,
         "num_heads": trainer.model.attention.num_heads,
+        "decoder": trainer.model.decoder.arrangement,
         "seed": trainer.cfg.seed,
         "data": trainer.cfg.data.name,
         "parameters": trainer.model.parameter_counts()["total"],

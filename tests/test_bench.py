@@ -59,6 +59,13 @@ def test_flop_counter_on_a_hand_computed_shape(attention: str, attention_flops: 
     assert train_flops(spec, HAND_SHAPE) == 3 * (212 + attention_flops)
 
 
+def test_flop_counter_luong_gru_reads_the_word_only() -> None:
+    spec = spec_with(attention="dot", decoder="luong")
+    assert flop_breakdown(spec, HAND_SHAPE)["decoder_gru"] == 48  # 2·E·3H = 24 + 2·H·3H = 24
+    baseline = spec_with(attention="none", decoder="luong")  # fixed context: always fed
+    assert flop_breakdown(baseline, HAND_SHAPE)["decoder_gru"] == 72
+
+
 def test_flop_counter_scales_with_directions_layers_and_steps() -> None:
     spec = spec_with(attention="none", bidirectional=True, encoder_layers=2)  # K = 4
     shape = BatchShape(batch=2, src_len=3, tgt_len=5, src_tokens=4)
@@ -98,7 +105,7 @@ def test_tiny_overrides_leave_a_user_chosen_corpus_alone(tmp_path: Path) -> None
 def test_options_fill_mode_defaults_under_given_values() -> None:
     tiny = BenchOptions.create(["x=1"], tiny=True, seconds=None, rounds=2)
     assert (tiny.seconds, tiny.rounds, tiny.overrides) == (1.0, 2, ("x=1",))
-    assert BenchOptions.create().time_budget == 600.0
+    assert BenchOptions.create().time_budget == 360.0
 
 
 def _positive(value: object) -> bool:
@@ -122,7 +129,8 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
     assert "reference (tutorial)" in result.stdout and "GFLOP/s" in result.stdout
     bench = json.loads(out.read_text(encoding="utf-8"))
 
-    assert set(bench["training"]) == set(ATTENTION_TYPES)
+    other = ["additive/luong", "dot/luong", "multihead/luong"]  # the default is bahdanau
+    assert set(bench["training"]) == {*ATTENTION_TYPES, *other}
     for entry in [*bench["training"].values(), bench["reference"]]:
         for key in ("tokens_per_s", "tokens", "batches", "seconds", "achieved_gflops"):
             assert _positive(entry[key]), (key, entry)
@@ -151,6 +159,9 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
     assert bench["time_to_99_s"] is None or _positive(bench["time_to_99_s"])
     assert bench["time_to_99"]["reached"] == (bench["time_to_99_s"] is not None)
     assert 0 <= bench["time_to_99"]["best_exact_match"] <= 1
+    curve = bench["time_to_99"]["curve"]
+    assert curve and curve[-1]["step"] == bench["time_to_99"]["steps_run"]
+    assert max(p["valid_exact_match"] for p in curve) == bench["time_to_99"]["best_exact_match"]
 
     machine = bench["machine"]
     assert machine["cpu"] and machine["torch"] == torch.__version__

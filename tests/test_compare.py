@@ -20,6 +20,7 @@ from seq2seq.compare import (
     load_run,
     load_runs,
     mean_sd,
+    render_csv,
     render_markdown,
     resolve_out_dir,
     valid_loss_series,
@@ -51,10 +52,13 @@ def fake_metrics(
     steps: tuple[int, ...] = (10, 20),
     losses: tuple[float, ...] = (2.0, 1.0),
     by_length: dict[str, float] | None = None,
+    decoder: str | None = None,
 ) -> dict[str, Any]:
-    """A minimal metrics.json like train.py writes (only what the comparison reads)."""
+    """A minimal metrics.json like train.py writes (only what the comparison reads);
+    ``decoder=None`` leaves the key out, as in runs made before ``model.decoder``."""
     has_attention = attention != "none"
     return {
+        **({"decoder": decoder} if decoder else {}),
         "attention": attention,
         "num_heads": num_heads if has_attention else 0,
         "seed": seed,
@@ -172,6 +176,20 @@ def test_variant_order_and_head_counts(tmp_path: Path) -> None:
     comparison = build_comparison(load_runs([tmp_path]))
     names = [v.name for v in comparison.variants]
     assert names == ["none", "dot", "multihead-4h", "multihead-8h", "zeta"]
+
+
+def test_decoder_arrangements_of_one_attention_become_separate_variants(tmp_path: Path) -> None:
+    runs = [("additive", "luong", 90.0), ("additive", None, 80.0), ("dot", "luong", 95.0)]
+    for k, (attention, decoder, bleu) in enumerate(runs):
+        write_run(tmp_path / f"r{k}", fake_metrics(attention, decoder=decoder, bleu=bleu))
+    comparison = build_comparison(load_runs([tmp_path]))
+    assert [(v.name, v.decoder) for v in comparison.variants] == [
+        ("additive-bahdanau", "bahdanau"),  # no decoder key: a run made before the option
+        ("additive-luong", "luong"),
+        ("dot", "luong"),
+    ]
+    assert comparison.variants[1].stats["bleu"].mean == 90.0
+    assert "decoder" in render_csv(comparison).splitlines()[0].split(",")
 
 
 def test_buckets_sorted_by_length(tmp_path: Path) -> None:

@@ -12,10 +12,13 @@ from seq2seq.data.corpus import Pair
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.evaluate import sequence_loss
-from seq2seq.model import ModelSpec, Seq2Seq, gru_cell
+from seq2seq.model import ModelSpec, Seq2Seq, gru_cell, predicted_tokens
 from seq2seq.search import beam_search, greedy_decode
 
 ATTENTIONS = ["none", "additive", "dot", "multihead"]
+DECODERS = ["luong", "bahdanau"]
+# every attention in both arrangements ("none" has one: the fixed-context baseline)
+VARIANTS = [("none", "luong")] + [(a, d) for a in ATTENTIONS[1:] for d in DECODERS]
 SRC_WORDS = ["我", "你", "他", "爱", "吃", "看", "苹果", "中国", "北京", "书", "猫", "了"]
 TGT_WORDS = [
     "I",
@@ -42,14 +45,16 @@ def toy_pairs() -> list[Pair]:
     return pairs
 
 
-def build(attention: str, seed: int = 0, dropout: float = 0.0) -> tuple[Seq2Seq, ParallelDataset]:
+def build(
+    attention: str, seed: int = 0, dropout: float = 0.0, decoder: str = "luong"
+) -> tuple[Seq2Seq, ParallelDataset]:
     pairs = toy_pairs()
     src_vocab = Vocab.build(p.src for p in pairs)
     tgt_vocab = Vocab.build(p.tgt for p in pairs)
     torch.manual_seed(seed)
     spec = ModelSpec(
         len(src_vocab), len(tgt_vocab), attention, embed_size=16, hidden_size=16,
-        dropout=dropout, num_heads=4 if attention == "multihead" else 1,
+        dropout=dropout, num_heads=4 if attention == "multihead" else 1, decoder=decoder,
     )  # fmt: skip
     return Seq2Seq(spec).eval(), ParallelDataset(pairs, src_vocab, tgt_vocab)
 
@@ -62,21 +67,34 @@ def test_gru_cell_equals_torch_gru_cell():
     torch.testing.assert_close(gru_cell(gates, h, cell.weight_hh, cell.bias_hh), cell(x, h))
 
 
-def test_static_context_fast_path_equals_step_loop():
-    model, dataset = build("none")
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_decoder_arrangements(decoder):
+    """Luong's GRU reads words only; Bahdanau's reads word and context; none is always the
+    fixed-context baseline, whose GRU reads word and context."""
+    for attention, expected in (("additive", decoder), ("none", "bahdanau")):
+        model, _ = build(attention, decoder=decoder)
+        assert type(model.decoder).__name__.lower() == f"{expected}decoder"
+        context = model.attention.context_size if expected == "bahdanau" else 0
+        assert model.decoder.rnn.input_size == model.spec.embed_size + context
+
+
+@pytest.mark.parametrize(("attention", "decoder"), VARIANTS)
+def test_scheduled_sampling_without_reference_equals_greedy_decoding(attention, decoder):
+    model, dataset = build(attention, decoder=decoder, seed=1)
     batch = dataset.collate(range(len(dataset)))
-    memory, state = model.encode(batch.src, batch.src_lengths, batch.src_mask)
-    fused = model.decoder._forward_static_context(batch.tgt_in, memory, state)
-    steps = []
-    for t in range(batch.tgt_in.size(1)):
-        logits, state, _ = model.decoder.step(batch.tgt_in[:, t], state, memory)
-        steps.append(logits)
-    torch.testing.assert_close(fused, torch.stack(steps, 1), atol=1e-5, rtol=1e-5)
+    logits, _ = model(
+        batch.src, batch.src_lengths, batch.src_mask, batch.tgt_in, teacher_forcing=0.0
+    )
+    greedy = greedy_decode(model, batch.src, batch.src_lengths, batch.src_mask)
+    width = min(logits.size(1), greedy.tokens.size(1))
+    fed_back = predicted_tokens(logits)[:, :width]
+    for row, length in enumerate(greedy.lengths.clamp(max=width).tolist()):
+        assert torch.equal(fed_back[row, :length], greedy.tokens[row, :length])
 
 
-@pytest.mark.parametrize("attention", ATTENTIONS)
-def test_teacher_forced_forward_equals_stepwise_decoding(attention):
-    model, dataset = build(attention)
+@pytest.mark.parametrize(("attention", "decoder"), VARIANTS)
+def test_teacher_forced_forward_equals_stepwise_decoding(attention, decoder):
+    model, dataset = build(attention, decoder=decoder)
     batch = dataset.collate(range(len(dataset)))
     logits, weights = model(
         batch.src, batch.src_lengths, batch.src_mask, batch.tgt_in, keep_weights=True
@@ -89,9 +107,9 @@ def test_teacher_forced_forward_equals_stepwise_decoding(attention):
             torch.testing.assert_close(step_weights, weights[:, :, t])
 
 
-@pytest.mark.parametrize("attention", ATTENTIONS)
-def test_sentence_alone_equals_sentence_in_padded_batch(attention):
-    model, dataset = build(attention)
+@pytest.mark.parametrize(("attention", "decoder"), VARIANTS)
+def test_sentence_alone_equals_sentence_in_padded_batch(attention, decoder):
+    model, dataset = build(attention, decoder=decoder)
     batch = dataset.collate(range(len(dataset)))
     shortest = int(batch.src_lengths.argmin())
     alone = dataset.collate([shortest])
@@ -129,9 +147,9 @@ def test_sentence_alone_equals_sentence_in_padded_batch(attention):
             )
 
 
-@pytest.mark.parametrize("attention", ATTENTIONS)
-def test_every_variant_overfits_a_small_batch(attention):
-    model, dataset = build(attention)
+@pytest.mark.parametrize(("attention", "decoder"), VARIANTS)
+def test_every_variant_overfits_a_small_batch(attention, decoder):
+    model, dataset = build(attention, decoder=decoder)
     batch = dataset.collate(range(len(dataset)))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     model.train()
@@ -185,8 +203,9 @@ def exhaustive_best(model, src, src_lengths, src_mask, limit: int) -> tuple[list
     return best
 
 
-def test_beam_search_with_a_wide_beam_finds_the_exact_best_output():
-    model, dataset = build("dot", seed=3)
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_beam_search_with_a_wide_beam_finds_the_exact_best_output(decoder):
+    model, dataset = build("dot", seed=3, decoder=decoder)
     batch = dataset.collate([0, 3])
     vocab_size = model.spec.tgt_vocab_size
     limits = torch.tensor([3, 3])

@@ -12,6 +12,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from seq2seq.config import register_configs, validate
 from seq2seq.errors import UserError
+from seq2seq.train import build_scheduler
 from tests.conftest import REPO, TINY_OVERRIDES, run_script
 
 CONF = str(REPO / "conf")
@@ -59,6 +60,9 @@ def test_required_names_exist():
         ("train.batch_size=0", "train.batch_size must be at least 1"),
         ("train.lr=0", "train.lr must be positive"),
         ("attention=multihead attention.num_heads=3", "must divide"),
+        ("model.decoder=transformer", "model.decoder='transformer' is unknown"),
+        ("train.lr_schedule=cosine", "train.lr_schedule='cosine' is unknown"),
+        ("train.warmup_steps=-1", "train.warmup_steps must not be negative"),
     ],
 )
 def test_validate_rejects_out_of_range_values(override, message):
@@ -81,6 +85,28 @@ def test_bad_overrides_fail_before_training_with_hydra_message(override, expecte
     assert expected in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "run" / "checkpoints").exists()
+
+
+def test_linear_schedule_warms_up_then_falls_to_zero_at_the_last_step():
+    cfg = compose_config("train.lr=1.0", "train.warmup_steps=2")
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    scheduler = build_scheduler(optimizer, cfg.train, total_steps=6)
+    lrs = []
+    for _ in range(6):
+        lrs.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    assert lrs == pytest.approx([0.5, 1.0, 1.0, 0.75, 0.5, 0.25])
+    assert optimizer.param_groups[0]["lr"] == 0.0
+
+
+def test_plateau_schedule_cuts_the_rate_after_stalled_validations():
+    cfg = compose_config("train.lr_schedule=plateau", "train.lr_factor=0.5", "train.lr_patience=1")
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    scheduler = build_scheduler(optimizer, cfg.train, total_steps=6)
+    for loss in (1.0, 0.9, 0.95, 0.95):
+        scheduler.step(loss)
+    assert optimizer.param_groups[0]["lr"] == 0.5
 
 
 def scalar_tags(run_dir: Path) -> EventAccumulator:
@@ -133,7 +159,8 @@ def test_resume_starts_at_the_saved_step_and_continues(tiny_run, toy_corpus, tmp
     run_dir = tmp_path / "resumed"
     run_dir.mkdir()
     (run_dir / "checkpoints").mkdir()
-    (run_dir / "checkpoints" / "last.pt").write_bytes((source / "checkpoints/last.pt").read_bytes())
+    for name in ("last.pt", "best.pt"):  # a copy of the run folder's checkpoints
+        (run_dir / "checkpoints" / name).write_bytes((source / "checkpoints" / name).read_bytes())
     overrides = [o for o in TINY_OVERRIDES if not o.startswith("train.max_steps")]
     result = run_script(
         "train.py", *overrides, "train.max_steps=36", f"data.dir={toy_corpus}", "attention=dot",
@@ -155,4 +182,16 @@ def test_training_into_an_existing_run_folder_is_refused(tiny_run, toy_corpus):
     assert result.returncode == 2
     assert "already holds a training run; pass resume=true" in result.stderr
     assert "Traceback" not in result.stderr
+    assert (run_dir / "checkpoints/last.pt").read_bytes() == before
+
+
+def test_resume_refuses_another_lr_schedule(tiny_run, toy_corpus):
+    run_dir = tiny_run("additive")
+    before = (run_dir / "checkpoints/last.pt").read_bytes()
+    result = run_script(
+        "train.py", *TINY_OVERRIDES, f"data.dir={toy_corpus}", f"hydra.run.dir={run_dir}",
+        "resume=true", "train.lr_schedule=linear",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "train.lr_schedule is 'plateau' in the checkpoint, 'linear' now" in result.stderr
     assert (run_dir / "checkpoints/last.pt").read_bytes() == before
