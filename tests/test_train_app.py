@@ -88,7 +88,7 @@ def test_bad_overrides_fail_before_training_with_hydra_message(override, expecte
 
 
 def test_linear_schedule_warms_up_then_falls_to_zero_at_the_last_step():
-    cfg = compose_config("train.lr=1.0", "train.warmup_steps=2")
+    cfg = compose_config("train.lr_schedule=linear", "train.lr=1.0", "train.warmup_steps=2")
     optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
     scheduler = build_scheduler(optimizer, cfg.train, total_steps=6)
     lrs = []
