@@ -633,6 +633,7 @@ def run_benchmark(options: BenchOptions, progress: Progress = _quiet) -> dict[st
     with tempfile.TemporaryDirectory(prefix="seq2seq-bench-") as tmp_name:
         tmp = Path(tmp_name)
         load_at_start = load_average()
+        started = time.perf_counter()
         overrides = list(options.overrides)
         if options.tiny:
             overrides = tiny_overrides(overrides, tmp / "corpus")
@@ -676,6 +677,7 @@ def run_benchmark(options: BenchOptions, progress: Progress = _quiet) -> dict[st
         decoding["model_exact_match"] = to_target["best_exact_match"]
     result = _assemble(options, cfg, device, gemm, throughput, decoding, to_target)
     result["machine"]["load_average_at_start"] = load_at_start
+    result["bench_wall_seconds"] = time.perf_counter() - started
     return result
 
 
@@ -773,7 +775,8 @@ def format_table(result: dict[str, Any]) -> str:
             f"{t['steps_run']} steps); best {t['best_exact_match']:.3f}"
         )
     lines.append(
-        f"peak memory: {result['peak_memory_mb']:,.0f} MiB ({result['peak_memory_source']})"
+        f"peak memory: {result['peak_memory_mb']:,.0f} MiB ({result['peak_memory_source']}); "
+        f"benchmark wall time {result['bench_wall_seconds']:.0f} s"
     )
     return "\n".join(lines)
 

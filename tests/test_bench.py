@@ -147,7 +147,13 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
         > bench["training"]["additive"]["target_padding_share"]
     )
 
-    for key in ("gemm_gflops", "achieved_gflops", "fraction_of_peak", "peak_memory_mb"):
+    for key in (
+        "gemm_gflops",
+        "achieved_gflops",
+        "fraction_of_peak",
+        "peak_memory_mb",
+        "bench_wall_seconds",
+    ):
         assert _positive(bench[key]), key
     assert bench["achieved_gflops"] == bench["training"]["additive"]["achieved_gflops"]
     decoding = bench["decoding"]
