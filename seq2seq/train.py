@@ -448,8 +448,13 @@ class Trainer:
 
     # ------------------------------------------------------------------ final evaluation
     def test(self) -> dict[str, Any]:
-        """Evaluate ``best.pt`` on the test split (full metrics)."""
-        best = load_checkpoint(self.ckpt_dir / "best.pt", map_location=self.device)
+        """Evaluate ``best.pt`` on the test split (full metrics); ``last.pt`` if the run folder
+        has lost ``best.pt`` (e.g. a resumed copy of ``last.pt`` alone)."""
+        path = self.ckpt_dir / "best.pt"
+        if not path.exists() and (self.ckpt_dir / "last.pt").exists():
+            log.warning("%s is missing; testing %s instead", path, path.with_name("last.pt"))
+            path = path.with_name("last.pt")
+        best = load_checkpoint(path, map_location=self.device)
         self.model.load_state_dict(best["model"])
         scores, _ = evaluate_dataset(
             self.model,

@@ -185,6 +185,23 @@ def test_training_into_an_existing_run_folder_is_refused(tiny_run, toy_corpus):
     assert (run_dir / "checkpoints/last.pt").read_bytes() == before
 
 
+def test_finished_run_resumed_without_best_checkpoint_tests_the_last_one(
+    tiny_run, toy_corpus, tmp_path
+):
+    source = tiny_run("additive")
+    run_dir = tmp_path / "copy"
+    (run_dir / "checkpoints").mkdir(parents=True)
+    (run_dir / "checkpoints" / "last.pt").write_bytes((source / "checkpoints/last.pt").read_bytes())
+    result = run_script(
+        "train.py", *TINY_OVERRIDES, f"data.dir={toy_corpus}", f"hydra.run.dir={run_dir}",
+        "resume=true",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "best.pt is missing; testing" in (run_dir / "train.log").read_text(encoding="utf-8")
+    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["steps"] == 24 and "bleu" in metrics["test"]
+
+
 def test_resume_refuses_another_lr_schedule(tiny_run, toy_corpus):
     run_dir = tiny_run("additive")
     before = (run_dir / "checkpoints/last.pt").read_bytes()
