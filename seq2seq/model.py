@@ -14,6 +14,7 @@ Both read state, context and the previous word's embedding in the output layer.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import torch
@@ -96,7 +97,7 @@ def predicted_tokens(logits: Tensor) -> Tensor:
     return logits.detach().index_fill(-1, never, float("-inf")).argmax(-1)
 
 
-class Decoder(nn.Module):
+class Decoder(nn.Module, ABC):
     """What both decoder arrangements share: target embedding, GRU, deep output layer and
     the per-step interface that greedy and beam search drive.
 
@@ -131,12 +132,12 @@ class Decoder(nn.Module):
         hidden = torch.tanh(self.pre_output(torch.cat([states, contexts, embedded], dim=-1)))
         return self.output(self.dropout(hidden))
 
+    @abstractmethod
     def step(
         self, prev_tokens: Tensor, state: Tensor, memory: Memory
     ) -> tuple[Tensor, Tensor, Tensor | None]:
         """One decoding step: prev_tokens (B,), state (B, H) ->
         logits (B, V), new state (B, H), weights (B, heads, T_s) or None."""
-        raise NotImplementedError
 
     def forward(
         self,
@@ -157,10 +158,11 @@ class Decoder(nn.Module):
             return self._forward_sampled(tgt_in, memory, state, teacher_forcing, keep_weights)
         return self._forward_teacher_forced(tgt_in, memory, state, keep_weights)
 
+    @abstractmethod
     def _forward_teacher_forced(
         self, tgt_in: Tensor, memory: Memory, state: Tensor, keep_weights: bool
     ) -> tuple[Tensor, Tensor | None]:
-        raise NotImplementedError
+        """All steps fed the reference: logits (B, T_t, V), weights (B, heads, T_t, T_s)."""
 
     def _forward_sampled(
         self,
