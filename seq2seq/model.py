@@ -91,10 +91,17 @@ def gru_cell(input_gates: Tensor, state: Tensor, weight_hh: Tensor, bias_hh: Ten
     return candidate + update * (state - candidate)  # = (1 - z) n + z h
 
 
+def rule_out_never_emitted(scores: Tensor) -> Tensor:
+    """Set the scores of ``<pad>`` and ``<bos>``, which are never outputs, to -inf in place:
+    (..., V) -> the same tensor. Greedy, beam search and scheduled sampling share this rule."""
+    scores[..., Vocab.pad_id] = float("-inf")
+    scores[..., Vocab.bos_id] = float("-inf")
+    return scores
+
+
 def predicted_tokens(logits: Tensor) -> Tensor:
-    """The most probable tokens, never ``<pad>`` or ``<bos>``: (B, V) -> (B,), as greedy search."""
-    never = torch.tensor([Vocab.pad_id, Vocab.bos_id], device=logits.device)
-    return logits.detach().index_fill(-1, never, float("-inf")).argmax(-1)
+    """The most probable tokens, as greedy search picks them: (..., V) -> (...)."""
+    return rule_out_never_emitted(logits.detach().clone()).argmax(-1)
 
 
 class Decoder(nn.Module, ABC):

@@ -13,7 +13,7 @@ from torch import Tensor
 
 from seq2seq.attention import Memory
 from seq2seq.data.vocab import Vocab
-from seq2seq.model import Seq2Seq
+from seq2seq.model import Seq2Seq, rule_out_never_emitted
 
 
 @dataclass
@@ -66,7 +66,7 @@ def greedy_decode(
     tokens, weights = [], []
     for t in range(int(limits.max())):
         logits, state, step_weights = model.decoder.step(prev, state, memory)
-        log_probs = _never_emitted(logits.log_softmax(-1))
+        log_probs = rule_out_never_emitted(logits.log_softmax(-1))
         best, best_ids = log_probs.max(-1)
         best_ids = best_ids.masked_fill(finished, Vocab.pad_id)
         best_ids = torch.where(~finished & (limits == t + 1), Vocab.eos_id, best_ids)
@@ -83,13 +83,6 @@ def greedy_decode(
     return Hypotheses(
         token_matrix, lengths, torch.stack(weights, dim=2) if weights else None, scores
     )
-
-
-def _never_emitted(log_probs: Tensor) -> Tensor:
-    """Rule out ``<pad>`` and ``<bos>`` as outputs: (N, V) -> (N, V)."""
-    log_probs[:, Vocab.pad_id] = float("-inf")
-    log_probs[:, Vocab.bos_id] = float("-inf")
-    return log_probs
 
 
 def length_penalty(lengths: Tensor, alpha: float) -> Tensor:
@@ -136,7 +129,7 @@ def beam_search(
 
     for t in range(int(limits.max())):
         logits, state, step_weights = model.decoder.step(prev, state, memory)
-        log_probs = _never_emitted(logits.log_softmax(-1)).view(batch, k, -1)  # (B, K, V)
+        log_probs = rule_out_never_emitted(logits.log_softmax(-1)).view(batch, k, -1)  # (B, K, V)
         # A beam at its length limit may only end; a finished one extends with <pad> at 0 cost.
         at_limit = ((limits == t + 1) & ~finished).unsqueeze(-1)  # (B, K, 1)
         log_probs = log_probs.masked_fill(at_limit & not_eos, float("-inf"))
