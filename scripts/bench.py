@@ -1,7 +1,7 @@
 """Benchmark the trainer: ``python scripts/bench.py [overrides...] [--tiny] [--out bench.json]``.
 
 Takes the same Hydra-style overrides as training (``device=cuda train.batch_size=128``),
-prints a table and writes bench.json; see seq2seq.bench for what is measured and how.
+prints a table and writes bench.json; see seq2seq.analysis.bench for what is measured and how.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import logging
 import sys
 from pathlib import Path
 
-from seq2seq.bench import BenchOptions, format_table, run_benchmark, save_result
+from seq2seq.analysis.bench import BenchOptions, format_table, run_benchmark, save_result
 from seq2seq.errors import exit_on_user_error
 
 

@@ -1,7 +1,7 @@
 """Compare finished runs: ``python scripts/compare.py multirun/<time> [--out DIR]``.
 
 Writes comparison.md (also printed), comparison.csv, comparison.json, bleu_by_length.png,
-aer.png, valid_loss.png and tb/ into the sweep folder, or into --out (see seq2seq.compare).
+aer.png, valid_loss.png and tb/ into the sweep folder, or into --out (see seq2seq.analysis.compare).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from seq2seq.compare import MARKDOWN_FILE, compare, render_markdown
+from seq2seq.analysis.compare import MARKDOWN_FILE, compare, render_markdown
 from seq2seq.errors import exit_on_user_error
 
 

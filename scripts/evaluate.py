@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 
 from seq2seq.errors import exit_on_user_error
-from seq2seq.report import evaluate_run, format_metrics
+from seq2seq.evaluation.report import evaluate_run, format_metrics
 
 
 @exit_on_user_error

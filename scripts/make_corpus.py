@@ -11,10 +11,10 @@ import sys
 import time
 from pathlib import Path
 
-from seq2seq.compose import load_config
+from seq2seq.config.compose import load_config
 from seq2seq.data.corpus import read_tsv
 from seq2seq.data.loading import SPLITS, corpus_spec
-from seq2seq.data.synthetic import corpus_summary, generate_splits, write_splits
+from seq2seq.data.synthetic.generator import corpus_summary, generate_splits, write_splits
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError, exit_on_user_error
 

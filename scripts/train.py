@@ -8,7 +8,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from seq2seq.config import register_configs
+from seq2seq.config.schema import register_configs
 from seq2seq.errors import exit_on_user_error
 
 register_configs()
@@ -17,7 +17,8 @@ register_configs()
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 @exit_on_user_error
 def main(cfg: DictConfig) -> float:
-    from seq2seq.train import TrainingInterrupted, train  # after Hydra: config errors come fast
+    from seq2seq.training.run import train  # after Hydra: config errors come fast
+    from seq2seq.training.signals import TrainingInterrupted
 
     run_dir = HydraConfig.get().runtime.output_dir
     try:

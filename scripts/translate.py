@@ -12,7 +12,8 @@ import warnings
 from pathlib import Path
 
 from seq2seq.errors import UserError, exit_on_user_error
-from seq2seq.inference import TrainedRun, resolve_device
+from seq2seq.evaluation.inference import TrainedRun
+from seq2seq.runtime import resolve_device
 
 
 def heatmap_paths(path: Path, count: int) -> list[Path]:

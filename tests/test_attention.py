@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from seq2seq.attention import (
+from seq2seq.model.attention import (
     AdditiveAttention,
     MultiHeadAttention,
     NoAttention,

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from seq2seq.attention import ATTENTION_TYPES
-from seq2seq.bench import (
+from seq2seq.analysis.bench import (
     BatchShape,
     BenchOptions,
     TutorialSeq2Seq,
@@ -20,6 +19,7 @@ from seq2seq.bench import (
     train_flops,
 )
 from seq2seq.model import ModelSpec
+from seq2seq.model.attention import ATTENTION_TYPES
 from tests.conftest import run_script
 
 # E=2, H=2, unidirectional (K=2), one layer, A=2, V=3; B=1, S=2, T=1, 2 encoder steps.

@@ -1,4 +1,4 @@
-"""Tests for seq2seq.compare, scripts/compare.py and conf/experiment/compare.yaml."""
+"""Tests for seq2seq.analysis.compare, scripts/compare.py and conf/experiment/compare.yaml."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from seq2seq.compare import (
+from seq2seq.analysis.compare import (
     Stat,
     build_comparison,
     compare,
@@ -371,7 +371,7 @@ def test_compare_preset_sweeps_every_variant_and_seed() -> None:
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from seq2seq.config import register_configs, validate
+    from seq2seq.config.schema import register_configs, validate
 
     register_configs()
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):

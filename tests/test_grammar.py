@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seq2seq.data.corpus import Pair, parse_alignment
-from seq2seq.data.grammar import Grammar
-from seq2seq.data.lexicon import DEFAULT_GRAMMAR
-from seq2seq.data.phrase import Phrase, arrange
+from seq2seq.data.synthetic.grammar import Grammar
+from seq2seq.data.synthetic.lexicon import DEFAULT_GRAMMAR
+from seq2seq.data.synthetic.phrase import Phrase, arrange
 from seq2seq.errors import UserError
 
 

@@ -1,4 +1,4 @@
-"""Tests for seq2seq.metrics: sacrebleu wrappers, accuracy, length buckets, AER, entropy."""
+"""Tests for seq2seq.evaluation.metrics: sacrebleu wrappers, accuracy, buckets, AER, entropy."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from seq2seq.metrics import (
+from seq2seq.evaluation.metrics import (
     BleuResult,
     alignment_error_rate,
     alignment_scores,

@@ -11,9 +11,10 @@ from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.corpus import Pair
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
-from seq2seq.evaluate import sequence_loss
-from seq2seq.model import ModelSpec, Seq2Seq, gru_cell, predicted_tokens
-from seq2seq.search import beam_search, greedy_decode
+from seq2seq.evaluation.scoring import sequence_loss
+from seq2seq.model import ModelSpec, Seq2Seq
+from seq2seq.model.decoder import gru_cell, predicted_tokens
+from seq2seq.model.search import beam_search, greedy_decode
 
 ATTENTIONS = ["none", "additive", "dot", "multihead"]
 DECODERS = ["luong", "bahdanau"]

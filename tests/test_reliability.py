@@ -30,9 +30,9 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from seq2seq.checkpoint import load_checkpoint, save_checkpoint
 from seq2seq.errors import UserError
-from seq2seq.inference import TrainedRun
+from seq2seq.evaluation.inference import TrainedRun
+from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
 from tests.conftest import REPO, TINY_OVERRIDES, run_script, script_env
 
 PROCESS_TIMEOUT = 300  # seconds; generous, other test suites may share the CPUs

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from seq2seq.data.corpus import Pair, read_tsv
-from seq2seq.data.grammar import Grammar
-from seq2seq.data.synthetic import (
+from seq2seq.data.synthetic.generator import (
     RUNNING_EXAMPLE,
     SPLITS,
     CorpusSpec,
@@ -24,6 +23,7 @@ from seq2seq.data.synthetic import (
     length_buckets,
     write_splits,
 )
+from seq2seq.data.synthetic.grammar import Grammar
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = CorpusSpec(seed=5, train_size=400, valid_size=60, test_size=50)
@@ -129,7 +129,7 @@ def test_files_do_not_depend_on_hash_randomisation(tmp_path: Path) -> None:
         "package = types.ModuleType('seq2seq')\n"
         "package.__path__ = [sys.argv[2]]\n"
         "sys.modules['seq2seq'] = package\n"
-        "from seq2seq.data.synthetic import CorpusSpec, generate_splits, write_splits\n"
+        "from seq2seq.data.synthetic.generator import CorpusSpec, generate_splits, write_splits\n"
         "spec = CorpusSpec(seed=3, train_size=150, valid_size=20, test_size=20)\n"
         "write_splits(generate_splits(spec), sys.argv[1])\n"
     )

@@ -10,9 +10,9 @@ import torch
 from hydra import compose, initialize_config_dir
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from seq2seq.config import register_configs, validate
+from seq2seq.config.schema import register_configs, validate
 from seq2seq.errors import UserError
-from seq2seq.train import build_scheduler
+from seq2seq.training.schedule import build_scheduler
 from tests.conftest import REPO, TINY_OVERRIDES, run_script
 
 CONF = str(REPO / "conf")

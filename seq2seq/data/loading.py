@@ -9,7 +9,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from seq2seq.data.corpus import SPLITS, Pair, TsvFormat, read_tsv
-from seq2seq.data.synthetic import CorpusSpec, generate_splits, write_splits
+from seq2seq.data.synthetic.generator import CorpusSpec, generate_splits, write_splits
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 

@@ -9,10 +9,10 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from seq2seq.config import register_configs, validate
+from seq2seq.config.schema import register_configs, validate
 from seq2seq.errors import UserError
 
-CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 
 def load_config(overrides: list[str]) -> DictConfig:

@@ -46,9 +46,9 @@ import yaml
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from seq2seq.attention import ATTENTION_TYPES
 from seq2seq.errors import UserError
-from seq2seq.tblog import RunLogger
+from seq2seq.model.attention import ATTENTION_TYPES
+from seq2seq.training.tblog import RunLogger
 from seq2seq.viz import Point, plot_lines, save_figure
 
 METRICS_FILE = "metrics.json"

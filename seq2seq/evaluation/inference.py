@@ -10,26 +10,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from seq2seq.checkpoint import load_checkpoint, model_from_checkpoint
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.corpus import Pair, tokenize_src
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.model import Seq2Seq
-from seq2seq.search import decode
-
-
-def resolve_device(name: str) -> torch.device:
-    """``auto`` -> CUDA when visible, else CPU; ``cuda`` without a GPU is a :class:`UserError`.
-
-    Lives here rather than in :mod:`seq2seq.train` so translating and evaluating do not
-    import the trainer (TensorBoard, matplotlib): a second less at every start.
-    """
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise UserError("device=cuda but no CUDA GPU is visible; use device=cpu or device=auto")
-    return torch.device(name)
+from seq2seq.model.checkpoint import load_checkpoint, model_from_checkpoint
+from seq2seq.model.search import decode
 
 
 @dataclass

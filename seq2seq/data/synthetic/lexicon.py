@@ -17,12 +17,12 @@ from typing import Any, TypeVar
 import yaml
 
 from seq2seq.data.corpus import parse_alignment
-from seq2seq.data.phrase import Phrase
+from seq2seq.data.synthetic.phrase import Phrase
 from seq2seq.errors import UserError
 
 T = TypeVar("T")
 
-DEFAULT_GRAMMAR = Path(__file__).resolve().parents[2] / "data" / "grammar.yaml"
+DEFAULT_GRAMMAR = Path(__file__).resolve().parents[3] / "data" / "grammar.yaml"
 
 TENSES = ("present", "past", "future")
 CLAUSE_KINDS = ("transitive", "intransitive", "adjective", "copula")

@@ -1,16 +1,11 @@
-"""The training loop: Adam, clipping, teacher forcing, plateau schedule, early stopping,
-TensorBoard, atomic checkpoints, resume, and clean stops on Ctrl-C / SIGTERM."""
+"""The training loop: Adam, clipping, teacher forcing, the learning-rate schedule, early
+stopping, TensorBoard, atomic checkpoints, resume, and clean stops on Ctrl-C / SIGTERM."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
-import random
-import signal
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,40 +15,31 @@ from omegaconf import DictConfig
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from seq2seq.checkpoint import (
-    load_checkpoint,
-    restore_rng_states,
-    rng_states,
-    save_checkpoint,
-)
-from seq2seq.config import to_plain, validate
-from seq2seq.data.batching import BucketBatchSampler, ParallelDataset, padding_share
+from seq2seq.config.schema import to_plain, validate
+from seq2seq.data.batching import BucketBatchSampler, ParallelDataset
 from seq2seq.data.corpus import Pair, tokenize_src
 from seq2seq.data.loading import Corpus, load_corpus
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
-from seq2seq.evaluate import evaluate_dataset, sequence_loss
-from seq2seq.extract import extract_attention_weights
-from seq2seq.files import write_json
-from seq2seq.inference import resolve_device
+from seq2seq.evaluation.extract import extract_attention_weights
+from seq2seq.evaluation.scoring import evaluate_dataset, sequence_loss
 from seq2seq.model import ModelSpec, Seq2Seq
-from seq2seq.search import greedy_decode
-from seq2seq.tblog import RunLogger, translations_markdown
+from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
+from seq2seq.model.search import greedy_decode
+from seq2seq.runtime import (
+    resolve_device,
+    restore_rng_states,
+    rng_states,
+    seed_everything,
+    set_threads,
+)
+from seq2seq.training.resume import frozen_differences
+from seq2seq.training.schedule import build_scheduler
+from seq2seq.training.signals import TrainingInterrupted, stop_requests
+from seq2seq.training.tblog import RunLogger, translations_markdown
 from seq2seq.viz import plot_attention
 
 log = logging.getLogger("seq2seq")
-
-# Parts of the config that must not change when a run is resumed.
-FROZEN_ON_RESUME = ("seed", "data", "model", "attention", "train.lr_schedule")
-
-
-class TrainingInterrupted(Exception):
-    """Raised after a checkpoint was saved because SIGINT or SIGTERM arrived."""
-
-    def __init__(self, signum: int, path: Path) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-        self.path = path
 
 
 @dataclass
@@ -71,63 +57,6 @@ class TrainState:
     history: list[dict[str, float]] = field(default_factory=list)
 
 
-def _differences(saved: dict[str, Any], now: dict[str, Any], key: str) -> list[str]:
-    """``"model.hidden_size is 16 in the checkpoint, 32 now"`` for each differing leaf."""
-    if "." in key:
-        head, rest = key.split(".", 1)
-        return [f"{head}.{d}" for d in _differences(saved.get(head, {}), now.get(head, {}), rest)]
-    old, new = saved.get(key), now.get(key)
-    if isinstance(old, dict) and isinstance(new, dict):
-        return [
-            f"{key}.{d}" for k in sorted(old.keys() | new.keys()) for d in _differences(old, new, k)
-        ]
-    if old == new:
-        return []
-    return [f"{key} is {old!r} in the checkpoint, {new!r} now"]
-
-
-def set_threads(num_threads: int) -> None:
-    """Intra-op CPU threads: ``0`` (auto) means one.
-
-    This model's matrices are small (hidden 128): a second thread gains little on an idle
-    machine (about 10% here) but costs up to 9× when other processes compete for the cores,
-    because OpenMP threads wait for each other at every operation. One thread per run also
-    lets a sweep run one job per core (``hydra/launcher=joblib``).
-    """
-    torch.set_num_threads(num_threads or 1)
-    with contextlib.suppress(RuntimeError):  # settable only before the first parallel op
-        torch.set_num_interop_threads(1)
-
-
-def build_scheduler(
-    optimizer: torch.optim.Optimizer, train: DictConfig, total_steps: int
-) -> torch.optim.lr_scheduler.LRScheduler | torch.optim.lr_scheduler.ReduceLROnPlateau:
-    """The learning-rate schedule ``train.lr_schedule`` names.
-
-    linear:  rise from 0 over ``warmup_steps`` updates, then fall linearly to 0 at
-             ``total_steps``; stepped after every update.
-    plateau: multiply by ``lr_factor`` after ``lr_patience`` validations without a better
-             valid loss; stepped at every validation.
-    """
-    if train.lr_schedule == "plateau":
-        return torch.optim.lr_scheduler.ReduceLROnPlateau(
-            optimizer, mode="min", factor=train.lr_factor, patience=train.lr_patience
-        )
-    warmup = train.warmup_steps
-
-    def factor(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        return max(0.0, (total_steps - step) / max(total_steps - warmup, 1))
-
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    torch.manual_seed(seed)
-
-
 def model_spec(cfg: DictConfig, corpus: Corpus) -> ModelSpec:
     return ModelSpec(
         src_vocab_size=len(corpus.src_vocab),
@@ -142,23 +71,6 @@ def model_spec(cfg: DictConfig, corpus: Corpus) -> ModelSpec:
         attention_size=cfg.attention.get("hidden_size"),
         decoder=cfg.model.decoder,
     )
-
-
-@contextmanager
-def stop_requests() -> Iterator[list[int]]:
-    """Collect SIGINT/SIGTERM into a list instead of dying mid-step (main thread only)."""
-    received: list[int] = []
-    previous = {}
-    try:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            previous[signum] = signal.signal(signum, lambda s, _f: received.append(s))
-    except ValueError:  # not the main thread: leave signals alone
-        pass
-    try:
-        yield received
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 class Trainer:
@@ -230,7 +142,7 @@ class Trainer:
         payload = load_checkpoint(path, map_location=self.device)
         saved = payload["config"]
         now = to_plain(self.cfg)
-        changed = [d for key in FROZEN_ON_RESUME for d in _differences(saved, now, key)]
+        changed = frozen_differences(saved, now)
         if changed:
             raise UserError(
                 f"cannot resume: {'; '.join(changed[:3])}; resume with the checkpoint's settings"
@@ -465,86 +377,3 @@ class Trainer:
             beam_size=self.cfg.train.beam_size,
         )
         return scores
-
-
-def run_summary(trainer: Trainer, test_scores: dict[str, Any]) -> dict[str, Any]:
-    """Everything ``metrics.json`` holds."""
-    state = trainer.state
-    best = next((h for h in state.history if h["step"] == state.best_step), None)
-    return {
-        "attention": trainer.spec.attention,
-        "num_heads": trainer.model.attention.num_heads,
-        "decoder": trainer.model.decoder.arrangement,
-        "seed": trainer.cfg.seed,
-        "data": trainer.cfg.data.name,
-        "parameters": trainer.model.parameter_counts()["total"],
-        "steps": state.step,
-        "best_step": state.best_step,
-        "train_seconds": round(state.train_seconds, 2),
-        "seconds_to_best": best["train_seconds"] if best else None,
-        "bleu_signature": test_scores.get("bleu_signature"),
-        "test": test_scores,
-        "valid_best": best,
-        "history": state.history,
-    }
-
-
-def train(cfg: DictConfig, run_dir: str | Path) -> dict[str, Any]:
-    """Train, test the best checkpoint, write ``metrics.json``; returns its content."""
-    run_dir = Path(run_dir)
-    trainer = Trainer(cfg, run_dir)
-    log.info("run folder: %s", run_dir.resolve())
-    log.info("%s", trainer.model.summary())
-    log.info(
-        "corpus: %d train / %d valid / %d test pairs, vocab %d zh / %d en, padding share %.1f%%",
-        len(trainer.train_set),
-        len(trainer.valid_set),
-        len(trainer.test_set),
-        len(trainer.corpus.src_vocab),
-        len(trainer.corpus.tgt_vocab),
-        100 * padding_share(trainer.sampler.batches(), trainer.train_set.src_lengths),
-    )
-    # Events after the checkpoint's step (written before an interruption) are dropped.
-    logger = RunLogger(run_dir / "tb", purge_step=trainer.state.step + 1 if cfg.resume else None)
-    try:
-        trainer.fit(logger)
-        test_scores = trainer.test()
-        summary = run_summary(trainer, test_scores)
-        write_json(run_dir / "metrics.json", summary)
-        logger.hparams(
-            hparams_of(cfg),
-            {
-                "hparam/test_bleu": test_scores["bleu"],
-                "hparam/test_exact_match": test_scores["exact_match"],
-                **(
-                    {"hparam/test_aer": test_scores["aer"]}
-                    if test_scores["aer"] is not None
-                    else {}
-                ),
-            },
-        )
-    finally:
-        logger.close()
-    log.info(
-        "test BLEU %.2f  exact match %.3f  AER %s  -> %s",
-        test_scores["bleu"],
-        test_scores["exact_match"],
-        "n/a" if test_scores["aer"] is None else f"{test_scores['aer']:.3f}",
-        run_dir / "metrics.json",
-    )
-    return summary
-
-
-def hparams_of(cfg: DictConfig) -> dict[str, object]:
-    """The config flattened to ``group.key`` entries (for TensorBoard's hparams plugin)."""
-    flat: dict[str, object] = {}
-
-    def walk(prefix: str, node: object) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                walk(f"{prefix}{key}.", value)
-        elif not isinstance(node, list):
-            flat[prefix[:-1]] = node
-
-    walk("", to_plain(cfg))
-    return flat

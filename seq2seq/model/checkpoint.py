@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import os
 import pickle
-import random
 import zipfile
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -134,23 +132,3 @@ def model_from_checkpoint(
             f"checkpoint weights do not fit its model config ({_first_line(err)})"
         ) from None
     return model.to(device), src_vocab, tgt_vocab
-
-
-def spec_dict(spec: ModelSpec) -> dict[str, Any]:
-    return asdict(spec)
-
-
-def rng_states() -> dict[str, Any]:
-    """Python's and PyTorch's RNG states, as plain data."""
-    states: dict[str, Any] = {"python": random.getstate(), "torch": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        states["cuda"] = torch.cuda.get_rng_state_all()
-    return states
-
-
-def restore_rng_states(states: dict[str, Any]) -> None:
-    version, internal, gauss = states["python"]
-    random.setstate((version, tuple(internal), gauss))
-    torch.set_rng_state(states["torch"])
-    if "cuda" in states and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(states["cuda"])

@@ -15,65 +15,13 @@ Both read state, context and the previous word's embedding in the output layer.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from seq2seq.attention import Attention, Memory, NoAttention, build_attention
 from seq2seq.data.vocab import Vocab
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """Everything needed to rebuild a model (stored in checkpoints as plain data)."""
-
-    src_vocab_size: int
-    tgt_vocab_size: int
-    attention: str = "additive"
-    embed_size: int = 64
-    hidden_size: int = 128
-    encoder_layers: int = 1
-    bidirectional: bool = True
-    dropout: float = 0.1
-    num_heads: int = 1
-    attention_size: int | None = None  # additive attention's hidden size; None = hidden_size
-    decoder: str = "bahdanau"  # arrangement, one of DECODER_TYPES (older checkpoints: bahdanau)
-
-
-class Encoder(nn.Module):
-    """Embedding + GRU over packed sequences.
-
-    forward(src (B, T_s), src_lengths (B,) on CPU)
-      -> outputs (B, T_s, D_k) with zeros at padding, D_k = hidden · directions
-      -> final   (B, D_k): the top layer's last states (forward and backward joined)
-    """
-
-    def __init__(self, spec: ModelSpec) -> None:
-        super().__init__()
-        self.embedding = nn.Embedding(
-            spec.src_vocab_size, spec.embed_size, padding_idx=Vocab.pad_id
-        )
-        self.dropout = nn.Dropout(spec.dropout)
-        self.rnn = nn.GRU(
-            spec.embed_size,
-            spec.hidden_size,
-            num_layers=spec.encoder_layers,
-            bidirectional=spec.bidirectional,
-            dropout=spec.dropout if spec.encoder_layers > 1 else 0.0,
-            batch_first=True,
-        )
-        self.directions = 2 if spec.bidirectional else 1
-        self.output_size = spec.hidden_size * self.directions
-
-    def forward(self, src: Tensor, src_lengths: Tensor) -> tuple[Tensor, Tensor]:
-        embedded = self.dropout(self.embedding(src))  # (B, T_s, E)
-        packed = pack_padded_sequence(embedded, src_lengths, batch_first=True, enforce_sorted=False)
-        packed_outputs, final = self.rnn(packed)  # final: (layers · directions, B, H)
-        outputs, _ = pad_packed_sequence(packed_outputs, batch_first=True, total_length=src.size(1))
-        top = final[-self.directions :].transpose(0, 1).flatten(1)  # (B, D_k)
-        return outputs, top
+from seq2seq.model.attention import Attention, Memory, NoAttention
+from seq2seq.model.spec import ModelSpec
 
 
 def gru_cell(input_gates: Tensor, state: Tensor, weight_hh: Tensor, bias_hh: Tensor) -> Tensor:
@@ -304,73 +252,3 @@ def build_decoder(spec: ModelSpec, attention: Attention) -> Decoder:
     if spec.decoder == "luong" and not isinstance(attention, NoAttention):
         return LuongDecoder(spec, attention)
     return BahdanauDecoder(spec, attention)
-
-
-class Seq2Seq(nn.Module):
-    """Encoder, bridge, attention and decoder; built from a :class:`ModelSpec`."""
-
-    def __init__(self, spec: ModelSpec) -> None:
-        super().__init__()
-        self.spec = spec
-        self.encoder = Encoder(spec)
-        key_dim = self.encoder.output_size
-        self.bridge = nn.Linear(key_dim, spec.hidden_size)
-        attention = build_attention(
-            spec.attention,
-            spec.hidden_size,
-            key_dim,
-            hidden_dim=spec.attention_size or spec.hidden_size,
-            num_heads=spec.num_heads,
-            bidirectional=spec.bidirectional,
-        )
-        self.decoder = build_decoder(spec, attention)
-
-    @property
-    def attention(self) -> Attention:
-        return self.decoder.attention
-
-    def encode(self, src: Tensor, src_lengths: Tensor, src_mask: Tensor) -> tuple[Memory, Tensor]:
-        """src (B, T_s) -> attention memory and the decoder's initial state (B, H)."""
-        outputs, final = self.encoder(src, src_lengths)
-        initial_state = torch.tanh(self.bridge(final))
-        return self.attention.prepare(outputs, src_mask), initial_state
-
-    def forward(
-        self,
-        src: Tensor,
-        src_lengths: Tensor,
-        src_mask: Tensor,
-        tgt_in: Tensor,
-        teacher_forcing: float = 1.0,
-        keep_weights: bool = False,
-    ) -> tuple[Tensor, Tensor | None]:
-        """-> logits (B, T_t, V), weights (B, heads, T_t, T_s) when ``keep_weights``."""
-        memory, state = self.encode(src, src_lengths, src_mask)
-        return self.decoder(tgt_in, memory, state, teacher_forcing, keep_weights)
-
-    def parameter_counts(self) -> dict[str, int]:
-        """Trainable parameters per part."""
-        parts = {
-            "encoder": self.encoder,
-            "bridge": self.bridge,
-            "attention": self.decoder.attention,
-            "decoder.embedding": self.decoder.embedding,
-            "decoder.rnn": self.decoder.rnn,
-            "decoder.readout": nn.ModuleList([self.decoder.pre_output, self.decoder.output]),
-        }
-        counts = {name: sum(p.numel() for p in part.parameters()) for name, part in parts.items()}
-        counts["total"] = sum(p.numel() for p in self.parameters())
-        return counts
-
-    def summary(self) -> str:
-        """A readable table of parameter counts per part."""
-        spec = self.spec
-        lines = [
-            f"Seq2Seq(attention={spec.attention}, heads={self.attention.num_heads}, "
-            f"decoder={self.decoder.arrangement}, "
-            f"embed={spec.embed_size}, hidden={spec.hidden_size}, "
-            f"encoder={'bi' if spec.bidirectional else 'uni'}GRU×{spec.encoder_layers}, "
-            f"vocab {spec.src_vocab_size}→{spec.tgt_vocab_size})"
-        ]
-        lines += [f"  {name:<18} {count:>10,}" for name, count in self.parameter_counts().items()]
-        return "\n".join(lines)

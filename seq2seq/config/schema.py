@@ -13,9 +13,9 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
-from seq2seq.attention import ATTENTION_TYPES
 from seq2seq.errors import UserError
 from seq2seq.model import DECODER_TYPES
+from seq2seq.model.attention import ATTENTION_TYPES
 
 LR_SCHEDULES = ("linear", "plateau")
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seq2seq.data.corpus import SPLITS, Alignment, Pair, write_tsv
-from seq2seq.data.grammar import Grammar
-from seq2seq.metrics import length_bucket
+from seq2seq.data.lengths import DEFAULT_LENGTH_EDGES, length_bucket
+from seq2seq.data.synthetic.grammar import Grammar
 
 RUNNING_EXAMPLE = Pair(("我", "爱", "中国"), ("I", "love", "China"), ((0, 0), (1, 1), (2, 2)))
 #: Draws allowed per requested pair before giving up (the grammar is too small).
@@ -35,7 +35,7 @@ class CorpusSpec:
     test_size: int = 1000  # stratified over length buckets
     min_len: int = 3
     max_len: int = 50
-    bucket_edges: tuple[int, ...] = (10, 20, 30, 40)  # 1-10, 11-20, 21-30, 31-40, 41+
+    bucket_edges: tuple[int, ...] = DEFAULT_LENGTH_EDGES
 
     def __post_init__(self) -> None:
         if self.train_size < 1 or self.valid_size < 0 or self.test_size < 0:

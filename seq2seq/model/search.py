@@ -11,9 +11,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from seq2seq.attention import Memory
 from seq2seq.data.vocab import Vocab
-from seq2seq.model import Seq2Seq, rule_out_never_emitted
+from seq2seq.model.attention import Memory
+from seq2seq.model.decoder import rule_out_never_emitted
+from seq2seq.model.encoder_decoder import Seq2Seq
 
 
 @dataclass

@@ -27,14 +27,15 @@ import torch.nn.functional as F
 from omegaconf import DictConfig
 from torch import Tensor, nn
 
-from seq2seq.attention import ATTENTION_TYPES, masked_softmax
-from seq2seq.compose import load_config
+from seq2seq.config.compose import load_config
 from seq2seq.data.batching import Batch, ParallelDataset
 from seq2seq.data.vocab import Vocab
-from seq2seq.evaluate import sequence_loss, translate_dataset
+from seq2seq.evaluation.scoring import sequence_loss, translate_dataset
+from seq2seq.files import write_json
 from seq2seq.model import DECODER_TYPES, ModelSpec
-from seq2seq.tblog import RunLogger
-from seq2seq.train import Trainer, write_json
+from seq2seq.model.attention import ATTENTION_TYPES, masked_softmax
+from seq2seq.training.tblog import RunLogger
+from seq2seq.training.trainer import Trainer
 
 Progress = Callable[[str], None]
 
@@ -195,7 +196,7 @@ def pad_to(tensor: Tensor, length: int, value: int) -> Tensor:
 class TutorialTrainer:
     """Trains :class:`TutorialSeq2Seq` like the tutorials: random batches (no bucketing),
     every batch padded to the corpus' longest source and target; the same Adam, learning
-    rate and gradient clipping as :class:`seq2seq.train.Trainer`."""
+    rate and gradient clipping as :class:`seq2seq.training.trainer.Trainer`."""
 
     name = "reference"  # its key in measurements; its row in bench.json is "reference"
 

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 import torch
 import torch.nn.functional as F
 
-from seq2seq import metrics
 from seq2seq.data.batching import Batch, BucketBatchSampler, ParallelDataset
 from seq2seq.data.vocab import Vocab
-from seq2seq.extract import extract_attention_weights
+from seq2seq.evaluation import metrics
+from seq2seq.evaluation.extract import extract_attention_weights
 from seq2seq.model import Seq2Seq
-from seq2seq.search import decode
+from seq2seq.model.search import decode
 
 
 def eval_batches(

@@ -11,9 +11,10 @@ from omegaconf import OmegaConf
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.loading import load_splits
 from seq2seq.errors import UserError
-from seq2seq.evaluate import evaluate_dataset
+from seq2seq.evaluation.inference import TrainedRun
+from seq2seq.evaluation.scoring import evaluate_dataset
 from seq2seq.files import write_json
-from seq2seq.inference import TrainedRun, resolve_device
+from seq2seq.runtime import resolve_device
 
 
 def evaluate_run(

@@ -1,8 +1,8 @@
 """The grammar: builds Chinese→English sentence pairs with gold word alignments.
 
-Pairs are assembled from :class:`~seq2seq.data.phrase.Phrase` pieces, so every alignment
+Pairs are assembled from :class:`~seq2seq.data.synthetic.phrase.Phrase` pieces, so every alignment
 is right by construction. The lexicon, function words, connectives, word order and
-sampling weights live in ``data/grammar.yaml`` (read by :mod:`seq2seq.data.lexicon`),
+sampling weights live in ``data/grammar.yaml`` (read by :mod:`seq2seq.data.synthetic.lexicon`),
 which documents the alignment conventions at its top. The English inflection rules
 (agreement, do-support, tense) live here.
 
@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from seq2seq.data.corpus import Pair
-from seq2seq.data.lexicon import (
+from seq2seq.data.synthetic.lexicon import (
     CLAUSE_KINDS,
     DEFAULT_GRAMMAR,
     NP_FORM_LENGTHS,
@@ -34,8 +34,8 @@ from seq2seq.data.lexicon import (
     Verb,
     load_lexicon,
 )
-from seq2seq.data.phrase import CrossLink, NounPhrase, Phrase, arrange, concat
-from seq2seq.data.planning import (
+from seq2seq.data.synthetic.phrase import CrossLink, NounPhrase, Phrase, arrange, concat
+from seq2seq.data.synthetic.planning import (
     ClausePlan,
     Fits,
     Option,

@@ -8,7 +8,7 @@ import torch
 from seq2seq.data.batching import Batch
 from seq2seq.errors import UserError
 from seq2seq.model import Seq2Seq
-from seq2seq.search import greedy_decode
+from seq2seq.model.search import greedy_decode
 
 
 @torch.no_grad()

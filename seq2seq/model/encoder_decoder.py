@@ -1,0 +1,81 @@
+"""The encoder–decoder: encoder, bridge, attention and decoder, built from a ModelSpec."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from seq2seq.model.attention import Attention, Memory, build_attention
+from seq2seq.model.decoder import build_decoder
+from seq2seq.model.encoder import Encoder
+from seq2seq.model.spec import ModelSpec
+
+
+class Seq2Seq(nn.Module):
+    """Encoder, bridge, attention and decoder; built from a :class:`ModelSpec`."""
+
+    def __init__(self, spec: ModelSpec) -> None:
+        super().__init__()
+        self.spec = spec
+        self.encoder = Encoder(spec)
+        key_dim = self.encoder.output_size
+        self.bridge = nn.Linear(key_dim, spec.hidden_size)
+        attention = build_attention(
+            spec.attention,
+            spec.hidden_size,
+            key_dim,
+            hidden_dim=spec.attention_size or spec.hidden_size,
+            num_heads=spec.num_heads,
+            bidirectional=spec.bidirectional,
+        )
+        self.decoder = build_decoder(spec, attention)
+
+    @property
+    def attention(self) -> Attention:
+        return self.decoder.attention
+
+    def encode(self, src: Tensor, src_lengths: Tensor, src_mask: Tensor) -> tuple[Memory, Tensor]:
+        """src (B, T_s) -> attention memory and the decoder's initial state (B, H)."""
+        outputs, final = self.encoder(src, src_lengths)
+        initial_state = torch.tanh(self.bridge(final))
+        return self.attention.prepare(outputs, src_mask), initial_state
+
+    def forward(
+        self,
+        src: Tensor,
+        src_lengths: Tensor,
+        src_mask: Tensor,
+        tgt_in: Tensor,
+        teacher_forcing: float = 1.0,
+        keep_weights: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
+        """-> logits (B, T_t, V), weights (B, heads, T_t, T_s) when ``keep_weights``."""
+        memory, state = self.encode(src, src_lengths, src_mask)
+        return self.decoder(tgt_in, memory, state, teacher_forcing, keep_weights)
+
+    def parameter_counts(self) -> dict[str, int]:
+        """Trainable parameters per part."""
+        parts = {
+            "encoder": self.encoder,
+            "bridge": self.bridge,
+            "attention": self.decoder.attention,
+            "decoder.embedding": self.decoder.embedding,
+            "decoder.rnn": self.decoder.rnn,
+            "decoder.readout": nn.ModuleList([self.decoder.pre_output, self.decoder.output]),
+        }
+        counts = {name: sum(p.numel() for p in part.parameters()) for name, part in parts.items()}
+        counts["total"] = sum(p.numel() for p in self.parameters())
+        return counts
+
+    def summary(self) -> str:
+        """A readable table of parameter counts per part."""
+        spec = self.spec
+        lines = [
+            f"Seq2Seq(attention={spec.attention}, heads={self.attention.num_heads}, "
+            f"decoder={self.decoder.arrangement}, "
+            f"embed={spec.embed_size}, hidden={spec.hidden_size}, "
+            f"encoder={'bi' if spec.bidirectional else 'uni'}GRU×{spec.encoder_layers}, "
+            f"vocab {spec.src_vocab_size}→{spec.tgt_vocab_size})"
+        ]
+        lines += [f"  {name:<18} {count:>10,}" for name, count in self.parameter_counts().items()]
+        return "\n".join(lines)

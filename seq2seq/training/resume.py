@@ -1,0 +1,28 @@
+"""What may change when a run is resumed, and the message that says what did."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Parts of the config that must not change when a run is resumed.
+FROZEN_ON_RESUME = ("seed", "data", "model", "attention", "train.lr_schedule")
+
+
+def frozen_differences(saved: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """Every frozen setting that differs between a checkpoint's config and today's."""
+    return [d for key in FROZEN_ON_RESUME for d in _differences(saved, now, key)]
+
+
+def _differences(saved: dict[str, Any], now: dict[str, Any], key: str) -> list[str]:
+    """``"model.hidden_size is 16 in the checkpoint, 32 now"`` for each differing leaf."""
+    if "." in key:
+        head, rest = key.split(".", 1)
+        return [f"{head}.{d}" for d in _differences(saved.get(head, {}), now.get(head, {}), rest)]
+    old, new = saved.get(key), now.get(key)
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [
+            f"{key}.{d}" for k in sorted(old.keys() | new.keys()) for d in _differences(old, new, k)
+        ]
+    if old == new:
+        return []
+    return [f"{key} is {old!r} in the checkpoint, {new!r} now"]

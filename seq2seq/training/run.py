@@ -1,0 +1,101 @@
+"""One training run from a config to ``metrics.json``: train, test the best checkpoint,
+write the summary, log hyperparameters."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from seq2seq.config.schema import to_plain
+from seq2seq.data.batching import padding_share
+from seq2seq.files import write_json
+from seq2seq.training.tblog import RunLogger
+from seq2seq.training.trainer import Trainer
+
+log = logging.getLogger("seq2seq")
+
+
+def run_summary(trainer: Trainer, test_scores: dict[str, Any]) -> dict[str, Any]:
+    """Everything ``metrics.json`` holds."""
+    state = trainer.state
+    best = next((h for h in state.history if h["step"] == state.best_step), None)
+    return {
+        "attention": trainer.spec.attention,
+        "num_heads": trainer.model.attention.num_heads,
+        "decoder": trainer.model.decoder.arrangement,
+        "seed": trainer.cfg.seed,
+        "data": trainer.cfg.data.name,
+        "parameters": trainer.model.parameter_counts()["total"],
+        "steps": state.step,
+        "best_step": state.best_step,
+        "train_seconds": round(state.train_seconds, 2),
+        "seconds_to_best": best["train_seconds"] if best else None,
+        "bleu_signature": test_scores.get("bleu_signature"),
+        "test": test_scores,
+        "valid_best": best,
+        "history": state.history,
+    }
+
+
+def train(cfg: DictConfig, run_dir: str | Path) -> dict[str, Any]:
+    """Train, test the best checkpoint, write ``metrics.json``; returns its content."""
+    run_dir = Path(run_dir)
+    trainer = Trainer(cfg, run_dir)
+    log.info("run folder: %s", run_dir.resolve())
+    log.info("%s", trainer.model.summary())
+    log.info(
+        "corpus: %d train / %d valid / %d test pairs, vocab %d zh / %d en, padding share %.1f%%",
+        len(trainer.train_set),
+        len(trainer.valid_set),
+        len(trainer.test_set),
+        len(trainer.corpus.src_vocab),
+        len(trainer.corpus.tgt_vocab),
+        100 * padding_share(trainer.sampler.batches(), trainer.train_set.src_lengths),
+    )
+    # Events after the checkpoint's step (written before an interruption) are dropped.
+    logger = RunLogger(run_dir / "tb", purge_step=trainer.state.step + 1 if cfg.resume else None)
+    try:
+        trainer.fit(logger)
+        test_scores = trainer.test()
+        summary = run_summary(trainer, test_scores)
+        write_json(run_dir / "metrics.json", summary)
+        logger.hparams(
+            hparams_of(cfg),
+            {
+                "hparam/test_bleu": test_scores["bleu"],
+                "hparam/test_exact_match": test_scores["exact_match"],
+                **(
+                    {"hparam/test_aer": test_scores["aer"]}
+                    if test_scores["aer"] is not None
+                    else {}
+                ),
+            },
+        )
+    finally:
+        logger.close()
+    log.info(
+        "test BLEU %.2f  exact match %.3f  AER %s  -> %s",
+        test_scores["bleu"],
+        test_scores["exact_match"],
+        "n/a" if test_scores["aer"] is None else f"{test_scores['aer']:.3f}",
+        run_dir / "metrics.json",
+    )
+    return summary
+
+
+def hparams_of(cfg: DictConfig) -> dict[str, object]:
+    """The config flattened to ``group.key`` entries (for TensorBoard's hparams plugin)."""
+    flat: dict[str, object] = {}
+
+    def walk(prefix: str, node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(f"{prefix}{key}.", value)
+        elif not isinstance(node, list):
+            flat[prefix[:-1]] = node
+
+    walk("", to_plain(cfg))
+    return flat
