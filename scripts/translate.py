@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     for translation in translations:
         print(" ".join(translation.output))
     if args.heatmap:
-        if run.model.attention.num_heads == 0:
+        if not run.model.attention.has_weights:
             raise UserError(
                 "this run has no attention (attention=none): there is no heatmap to draw"
             )

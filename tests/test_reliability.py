@@ -32,7 +32,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from seq2seq.errors import UserError
 from seq2seq.evaluation.inference import TrainedRun
-from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
+from seq2seq.model.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from tests.conftest import REPO, TINY_OVERRIDES, run_script, script_env
 
 PROCESS_TIMEOUT = 300  # seconds; generous, other test suites may share the CPUs
@@ -137,7 +137,7 @@ def double_hidden_size(path: Path, marker: Path) -> None:
     """A checkpoint whose model spec does not fit its weights (as if swapped in from elsewhere)."""
     payload = torch.load(path, weights_only=True)
     payload["model_spec"]["hidden_size"] *= 2
-    save_checkpoint(path, payload)
+    save_checkpoint(path, Checkpoint.from_dict(payload))
 
 
 # ---------------------------------------------------------------------------- the table
@@ -200,7 +200,7 @@ def other_vocabulary(shared: Shared, tmp: Path) -> dict[str, Path]:
     last = run / "checkpoints" / "last.pt"
     payload = torch.load(last, weights_only=True)
     payload["config"]["data"]["dir"] = str(corpus)
-    save_checkpoint(last, payload)
+    save_checkpoint(last, Checkpoint.from_dict(payload))
     return {"corpus": corpus, "run": run}
 
 

@@ -1,112 +1,14 @@
-"""The training app end to end: configs, run folder, TensorBoard, checkpoints, resume."""
+"""scripts/train.py end to end: the run folder, TensorBoard, checkpoints, resume."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import pytest
 import torch
-from hydra import compose, initialize_config_dir
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from seq2seq.config.schema import register_configs, validate
-from seq2seq.errors import UserError
-from seq2seq.training.schedule import build_scheduler
-from tests.conftest import REPO, TINY_OVERRIDES, run_script
-
-CONF = str(REPO / "conf")
-GROUP_OPTIONS = {
-    "attention": ["none", "additive", "dot", "multihead"],
-    "data": ["synthetic", "tatoeba", "tsv"],
-    "model": ["default"],
-    "train": ["default"],
-}
-
-
-def compose_config(*overrides: str):
-    register_configs()
-    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        return compose("config", overrides=list(overrides))
-
-
-@pytest.mark.parametrize(
-    ("group", "option"), [(g, o) for g, options in GROUP_OPTIONS.items() for o in options]
-)
-def test_every_group_option_composes_and_validates(group, option):
-    cfg = compose_config(f"{group}={option}", *(["data.dir=x"] if option == "tsv" else []))
-    validate(cfg)
-    assert {"seed", "device", "resume", "data", "model", "attention", "train"} <= set(cfg)
-    assert cfg.data.dir and cfg.train.max_epochs >= 0
-
-
-def test_required_names_exist():
-    cfg = compose_config()
-    for name in (
-        "seed", "device", "data.dir", "train.batch_size", "train.lr", "train.max_steps",
-        "train.max_epochs", "train.eval_every", "train.patience", "train.clip_grad_norm",
-        "train.teacher_forcing", "model.embed_size", "model.hidden_size",
-        "attention.num_heads", "resume",
-    ):  # fmt: skip
-        node = cfg
-        for part in name.split("."):
-            node = node[part]
-
-
-@pytest.mark.parametrize(
-    ("override", "message"),
-    [
-        ("model.hidden_size=-4", "model.hidden_size must be positive"),
-        ("train.batch_size=0", "train.batch_size must be at least 1"),
-        ("train.lr=0", "train.lr must be positive"),
-        ("attention=multihead attention.num_heads=3", "must divide"),
-        ("model.decoder=transformer", "model.decoder='transformer' is unknown"),
-        ("train.lr_schedule=cosine", "train.lr_schedule='cosine' is unknown"),
-        ("train.warmup_steps=-1", "train.warmup_steps must not be negative"),
-    ],
-)
-def test_validate_rejects_out_of_range_values(override, message):
-    cfg = compose_config(*override.split())
-    with pytest.raises(UserError, match=message):
-        validate(cfg)
-
-
-@pytest.mark.parametrize(
-    ("override", "expected"),
-    [
-        ("attention=addtive", "Could not find 'attention/addtive'"),
-        ("train.bach_size=8", "bach_size"),
-        ("train.lr=fast", "train.lr"),
-    ],
-)
-def test_bad_overrides_fail_before_training_with_hydra_message(override, expected, tmp_path):
-    result = run_script("train.py", override, f"hydra.run.dir={tmp_path / 'run'}")
-    assert result.returncode != 0
-    assert expected in result.stderr
-    assert "Traceback" not in result.stderr
-    assert not (tmp_path / "run" / "checkpoints").exists()
-
-
-def test_linear_schedule_warms_up_then_falls_to_zero_at_the_last_step():
-    cfg = compose_config("train.lr_schedule=linear", "train.lr=1.0", "train.warmup_steps=2")
-    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
-    scheduler = build_scheduler(optimizer, cfg.train, total_steps=6)
-    lrs = []
-    for _ in range(6):
-        lrs.append(optimizer.param_groups[0]["lr"])
-        optimizer.step()
-        scheduler.step()
-    assert lrs == pytest.approx([0.5, 1.0, 1.0, 0.75, 0.5, 0.25])
-    assert optimizer.param_groups[0]["lr"] == 0.0
-
-
-def test_plateau_schedule_cuts_the_rate_after_stalled_validations():
-    cfg = compose_config("train.lr_schedule=plateau", "train.lr_factor=0.5", "train.lr_patience=1")
-    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
-    scheduler = build_scheduler(optimizer, cfg.train, total_steps=6)
-    for loss in (1.0, 0.9, 0.95, 0.95):
-        scheduler.step(loss)
-    assert optimizer.param_groups[0]["lr"] == 0.5
+from tests.conftest import TINY_OVERRIDES, run_script
 
 
 def scalar_tags(run_dir: Path) -> EventAccumulator:

@@ -33,7 +33,7 @@ from seq2seq.data.vocab import Vocab
 from seq2seq.evaluation.scoring import sequence_loss, translate_dataset
 from seq2seq.files import write_json
 from seq2seq.model import DECODER_TYPES, ModelSpec
-from seq2seq.model.attention import ATTENTION_TYPES, masked_softmax
+from seq2seq.model.attention import ATTENTION_TYPES, has_weights, masked_softmax
 from seq2seq.training.tblog import RunLogger
 from seq2seq.training.trainer import Trainer
 
@@ -94,10 +94,10 @@ def flop_breakdown(spec: ModelSpec, shape: BatchShape) -> dict[str, int]:
     e, h, v = spec.embed_size, spec.hidden_size, spec.tgt_vocab_size
     directions = 2 if spec.bidirectional else 1
     k = directions * h
-    a = spec.attention_size or h
+    a = spec.attention_hidden_size or h
     b, s, steps = shape.batch, shape.src_len, shape.batch * shape.tgt_len
     layer_inputs = [e] + [k] * (spec.encoder_layers - 1)
-    gru_context = 0 if spec.decoder == "luong" and spec.attention != "none" else k
+    gru_context = 0 if spec.decoder == "luong" and has_weights(spec.attention) else k
     encoder = (
         shape.src_tokens * directions * sum(2 * n * 3 * h + 2 * h * 3 * h for n in layer_inputs)
     )
@@ -148,7 +148,7 @@ class TutorialSeq2Seq(nn.Module):
         super().__init__()
         e, h = spec.embed_size, spec.hidden_size
         self.directions = 2 if spec.bidirectional else 1
-        k, a = h * self.directions, spec.attention_size or h
+        k, a = h * self.directions, spec.attention_hidden_size or h
         self.src_embedding = nn.Embedding(spec.src_vocab_size, e, padding_idx=Vocab.pad_id)
         self.encoder = nn.GRU(
             e,
@@ -554,7 +554,7 @@ class BenchOptions:
     beam_size: int = 5
     target: float = 0.99
     time_budget: float = 360.0
-    variants: tuple[str, ...] = ATTENTION_TYPES
+    variants: tuple[str, ...] = tuple(ATTENTION_TYPES)
     other_decoder: bool = True  # also measure each variant in the other decoder arrangement
 
     @classmethod
@@ -612,7 +612,7 @@ def contestant_overrides(options: BenchOptions, cfg: DictConfig) -> list[tuple[s
         runs += [
             (f"{name}/{other}", [f"attention={name}", f"model.decoder={other}"])
             for name in options.variants
-            if name != "none"  # no attention, no arrangement: the same model
+            if has_weights(name)  # no attention, no arrangement: the same model
         ]
     return runs
 

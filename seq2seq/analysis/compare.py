@@ -47,7 +47,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from seq2seq.errors import UserError
-from seq2seq.model.attention import ATTENTION_TYPES
+from seq2seq.model.attention import ATTENTION_TYPES, has_weights
 from seq2seq.training.tblog import RunLogger
 from seq2seq.viz import Point, plot_lines, save_figure
 
@@ -337,7 +337,7 @@ def mean_sd(values: Iterable[float | None]) -> Stat:
 
 def _order_key(attention: str, num_heads: int) -> tuple[int, str, int]:
     """none, additive, dot, multihead first (in that order), then others by name."""
-    known = ATTENTION_TYPES
+    known = list(ATTENTION_TYPES)
     rank = known.index(attention) if attention in known else len(known)
     return rank, attention, num_heads
 
@@ -620,7 +620,9 @@ def bleu_by_length_figure(comparison: Comparison) -> Figure:
 def aer_figure(comparison: Comparison) -> Figure:
     """AER per variant with attention (bars: head average ± sd; dots: best head)."""
     variants = [
-        v for v in comparison.variants if v.attention != "none" and v.stats["aer"].mean is not None
+        v
+        for v in comparison.variants
+        if has_weights(v.attention) and v.stats["aer"].mean is not None
     ]
     title = "Alignment error rate (lower is better)"
     if not variants:

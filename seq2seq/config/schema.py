@@ -2,7 +2,9 @@
 
 Hydra merges ``conf/`` into these, so a typo'd key or a value of the wrong type fails before
 training with Hydra's message; :func:`validate` then checks ranges and combinations.
-Every field's ``help`` text is the reference documentation of that option.
+Every field's ``help`` text is the reference documentation of that option, and its default is
+*the* default: the files in ``conf/`` set only what differs from it (a test holds them to
+that). The synthetic corpus' sizes and lengths are the generator's own (:class:`CorpusSpec`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
+from seq2seq.data.synthetic.generator import CorpusSpec
 from seq2seq.errors import UserError
 from seq2seq.model import DECODER_TYPES
 from seq2seq.model.attention import ATTENTION_TYPES
@@ -34,11 +37,15 @@ class DataConfig:
     path: str | None = _f(
         None, "A single TSV to split into train/valid/test instead of reading `dir` (e.g. Tatoeba)."
     )
-    valid_size: int = _f(1000, "Validation pairs (synthetic corpus, or taken from `path`).")
-    test_size: int = _f(1000, "Test pairs (synthetic: stratified by source length).")
-    train_size: int = _f(16000, "Training pairs of the synthetic corpus.")
-    min_len: int = _f(3, "Shortest synthetic source sentence (tokens).")
-    max_len: int = _f(50, "Longest synthetic source sentence (tokens).")
+    valid_size: int = _f(
+        CorpusSpec.valid_size, "Validation pairs (synthetic corpus, or taken from `path`)."
+    )
+    test_size: int = _f(
+        CorpusSpec.test_size, "Test pairs (synthetic: stratified by source length)."
+    )
+    train_size: int = _f(CorpusSpec.train_size, "Training pairs of the synthetic corpus.")
+    min_len: int = _f(CorpusSpec.min_len, "Shortest synthetic source sentence (tokens).")
+    max_len: int = _f(CorpusSpec.max_len, "Longest synthetic source sentence (tokens).")
     src_column: int = _f(0, "0-based TSV column of the Chinese source.")
     tgt_column: int = _f(1, "0-based TSV column of the English target.")
     alignment_column: int | None = _f(2, "0-based TSV column of gold alignments, or null.")
@@ -47,7 +54,8 @@ class DataConfig:
     split_tgt_punct: bool = _f(False, "Detach punctuation from English words.")
     min_freq: int = _f(1, "Tokens seen fewer times in training map to <unk>.")
     samples: list[str] = _f(
-        ["我 爱 中国"], "Source sentences whose attention heatmaps and translations are logged."
+        ["我 爱 中国", "我 昨天 在 北京 吃 了 苹果", "你 喜欢 猫 吗 ？"],
+        "Source sentences whose attention heatmaps and translations are logged.",
     )
 
 
@@ -81,9 +89,9 @@ class TrainConfig:
     eval_batch_size: int = _f(256, "Sentence pairs per evaluation batch.")
     lr: float = _f(2e-3, "Adam learning rate.")
     max_steps: int = _f(0, "Stop after this many updates (0 = no limit).")
-    max_epochs: int = _f(20, "Stop after this many passes over the training data.")
+    max_epochs: int = _f(10, "Stop after this many passes over the training data.")
     eval_every: int = _f(250, "Validate (loss, greedy BLEU, exact match, heatmaps) every N steps.")
-    patience: int = _f(6, "Stop after this many validations without a better valid BLEU.")
+    patience: int = _f(4, "Stop after this many validations without a better valid BLEU.")
     clip_grad_norm: float = _f(1.0, "Clip the gradient norm to this (0 = off).")
     teacher_forcing: float = _f(1.0, "Probability of feeding the reference token at each step.")
     lr_schedule: str = _f(
@@ -103,7 +111,9 @@ class TrainConfig:
     )
     log_every: int = _f(10, "Write loss/lr/grad-norm to TensorBoard every N steps.")
     beam_size: int = _f(1, "Beam size of the final test evaluation (1 = greedy).")
-    num_threads: int = _f(0, "CPU threads for PyTorch (0 = auto: one; see train.set_threads).")
+    num_threads: int = _f(
+        0, "CPU threads for PyTorch (0 = auto: one; see seq2seq.runtime.set_threads)."
+    )
 
 
 @dataclass

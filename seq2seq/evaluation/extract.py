@@ -24,7 +24,7 @@ def extract_attention_weights(
     (heads, t_b, s_b) arrays cut to each sentence's real tokens (``<eos>`` included).
     Raises :class:`UserError` for a model without attention.
     """
-    if model.attention.num_heads == 0:
+    if not model.attention.has_weights:
         raise UserError(
             "this model has no attention (attention=none): there are no weights to extract"
         )

@@ -62,7 +62,7 @@ class TrainedRun:
         payload = load_checkpoint(path, map_location=device)
         model, src_vocab, tgt_vocab = model_from_checkpoint(payload, device)
         model.eval()
-        return cls(run_dir, model, src_vocab, tgt_vocab, payload["config"], payload["max_src_len"])
+        return cls(run_dir, model, src_vocab, tgt_vocab, payload.config, payload.max_src_len)
 
     @property
     def input_limit(self) -> int:

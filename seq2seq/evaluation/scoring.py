@@ -125,7 +125,7 @@ def evaluate_dataset(
         "attention_entropy": None,
     }
     has_gold = all(p.alignment is not None for p in dataset.pairs)
-    if model.attention.num_heads > 0 and has_gold:
+    if model.attention.has_weights and has_gold:
         scores = attention_scores(model, dataset, batch_size=batch_size, device=device)
         result |= {
             "aer": scores["aer"],

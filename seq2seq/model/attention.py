@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import torch
 from torch import Tensor, nn
+
+from seq2seq.model.spec import ModelSpec
 
 
 class Memory(NamedTuple):
@@ -55,6 +57,9 @@ def masked_softmax(scores: Tensor, mask: Tensor) -> Tensor:
 class Attention(nn.Module, ABC):
     """Base class: ``prepare`` once per batch, ``attend`` per decoder step (or for all steps)."""
 
+    # False only for the baseline, which has no distribution over the source: no weights to
+    # plot, extract, score against gold alignments or arrange in a decoder.
+    has_weights: ClassVar[bool] = True
     num_heads: int
     context_size: int
     # True when the context is exactly ``weights @ memory.values`` (one head, no output
@@ -84,6 +89,11 @@ class Attention(nn.Module, ABC):
     def forward(self, query: Tensor, keys: Tensor, mask: Tensor) -> tuple[Tensor, Tensor | None]:
         return self.attend(query, self.prepare(keys, mask))
 
+    @classmethod
+    @abstractmethod
+    def build(cls, query_dim: int, key_dim: int, spec: ModelSpec) -> Attention:
+        """The mechanism for a decoder state of ``query_dim`` over keys of ``key_dim``."""
+
 
 class NoAttention(Attention):
     """The baseline: every decoder step sees the same fixed vector, the encoder's final state.
@@ -92,12 +102,17 @@ class NoAttention(Attention):
     the backward half at the first position (exactly the GRU's final states). Weights are None.
     """
 
+    has_weights = False
     num_heads = 0
 
     def __init__(self, key_dim: int, bidirectional: bool = True) -> None:
         super().__init__()
         self.context_size = key_dim
         self.bidirectional = bidirectional
+
+    @classmethod
+    def build(cls, query_dim: int, key_dim: int, spec: ModelSpec) -> NoAttention:
+        return cls(key_dim, spec.bidirectional)
 
     def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
         last = (mask.sum(dim=1) - 1).clamp(min=0)  # (B,) index of the last real token
@@ -135,12 +150,16 @@ class SingleHeadAttention(Attention):
 class AdditiveAttention(SingleHeadAttention):
     """Bahdanau attention: ``score(q, k) = v_aᵀ tanh(W_a q + U_a k)``; sizes may differ."""
 
-    def __init__(self, query_dim: int, key_dim: int, hidden_dim: int) -> None:
+    def __init__(self, query_dim: int, key_dim: int, hidden_size: int) -> None:
         super().__init__()
         self.context_size = key_dim
-        self.query_layer = nn.Linear(query_dim, hidden_dim, bias=True)  # W_a
-        self.key_layer = nn.Linear(key_dim, hidden_dim, bias=False)  # U_a
-        self.energy_layer = nn.Linear(hidden_dim, 1, bias=False)  # v_a
+        self.query_layer = nn.Linear(query_dim, hidden_size, bias=True)  # W_a
+        self.key_layer = nn.Linear(key_dim, hidden_size, bias=False)  # U_a
+        self.energy_layer = nn.Linear(hidden_size, 1, bias=False)  # v_a
+
+    @classmethod
+    def build(cls, query_dim: int, key_dim: int, spec: ModelSpec) -> AdditiveAttention:
+        return cls(query_dim, key_dim, spec.attention_hidden_size or spec.hidden_size)
 
     def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
         return Memory(self.key_layer(keys), keys, mask)  # U_a k: (B, T_s, A), once per batch
@@ -164,6 +183,10 @@ class ScaledDotProductAttention(SingleHeadAttention):
             nn.Linear(query_dim, key_dim, bias=False) if query_dim != key_dim else None
         )
         self.scale = 1.0 / math.sqrt(key_dim)
+
+    @classmethod
+    def build(cls, query_dim: int, key_dim: int, spec: ModelSpec) -> ScaledDotProductAttention:
+        return cls(query_dim, key_dim)
 
     def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
         return Memory(keys, keys, mask)
@@ -197,6 +220,10 @@ class MultiHeadAttention(Attention):
         self.output_layer = nn.Linear(key_dim, key_dim)  # W^O
         self.scale = 1.0 / math.sqrt(self.head_dim)
 
+    @classmethod
+    def build(cls, query_dim: int, key_dim: int, spec: ModelSpec) -> MultiHeadAttention:
+        return cls(query_dim, key_dim, spec.num_heads)
+
     def _split_heads(self, x: Tensor) -> Tensor:
         """(B, T, h·d) -> (B, h, T, d)."""
         return x.unflatten(-1, (self.num_heads, self.head_dim)).transpose(1, 2)
@@ -217,25 +244,23 @@ class MultiHeadAttention(Attention):
         return context * has_real, weights
 
 
-ATTENTION_TYPES = ("none", "additive", "dot", "multihead")
+# The registry: ``attention.type`` -> mechanism. The one list of names that configs, the
+# trainer, bench and compare read; ``has_weights`` is the one answer to "does it attend?".
+ATTENTION_TYPES: dict[str, type[Attention]] = {
+    "none": NoAttention,
+    "additive": AdditiveAttention,
+    "dot": ScaledDotProductAttention,
+    "multihead": MultiHeadAttention,
+}
 
 
-def build_attention(
-    name: str,
-    query_dim: int,
-    key_dim: int,
-    *,
-    hidden_dim: int,
-    num_heads: int = 1,
-    bidirectional: bool = True,
-) -> Attention:
-    """The attention mechanism called ``name`` (one of :data:`ATTENTION_TYPES`)."""
-    if name == "none":
-        return NoAttention(key_dim, bidirectional)
-    if name == "additive":
-        return AdditiveAttention(query_dim, key_dim, hidden_dim)
-    if name == "dot":
-        return ScaledDotProductAttention(query_dim, key_dim)
-    if name == "multihead":
-        return MultiHeadAttention(query_dim, key_dim, num_heads)
-    raise ValueError(f"unknown attention {name!r}; choose one of {', '.join(ATTENTION_TYPES)}")
+def has_weights(name: str) -> bool:
+    """Whether the mechanism called ``name`` has attention weights (all but ``none``)."""
+    return ATTENTION_TYPES[name].has_weights
+
+
+def build_attention(name: str, query_dim: int, key_dim: int, spec: ModelSpec) -> Attention:
+    """The attention mechanism called ``name`` (a key of :data:`ATTENTION_TYPES`)."""
+    if name not in ATTENTION_TYPES:
+        raise ValueError(f"unknown attention {name!r}; choose one of {', '.join(ATTENTION_TYPES)}")
+    return ATTENTION_TYPES[name].build(query_dim, key_dim, spec)

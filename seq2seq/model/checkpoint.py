@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pickle
 import zipfile
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,42 @@ from seq2seq.model import ModelSpec, Seq2Seq
 FORMAT_VERSION = 1
 
 
-def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` to ``path`` atomically: a temporary file, fsync, then rename.
+@dataclass
+class Checkpoint:
+    """What a checkpoint file holds: the one definition that saving and loading share.
+
+    Every field is plain data (tensors, numbers, strings, lists, dicts).
+    """
+
+    model: dict[str, Any]  # the model's state_dict
+    optimizer: dict[str, Any]  # the optimizer's state_dict
+    scheduler: dict[str, Any]  # the learning-rate scheduler's state_dict
+    rng: dict[str, Any]  # seq2seq.runtime.rng_states()
+    state: dict[str, Any]  # the trainer's position and history (TrainState as a dict)
+    model_spec: dict[str, Any]  # ModelSpec as a dict
+    vocab: dict[str, Any]  # {"src": Vocab.to_dict(), "tgt": Vocab.to_dict()}
+    config: dict[str, Any]  # the resolved run config, plain data; never resolved again
+    max_src_len: int  # the longest training source (tokens): translate's input limit
+
+    def to_dict(self) -> dict[str, Any]:
+        """The file's content (shallow: tensors are not copied)."""
+        return {
+            "format_version": FORMAT_VERSION,
+            **{f.name: getattr(self, f.name) for f in fields(self)},
+        }
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any]) -> Checkpoint:
+        """The inverse of :meth:`to_dict`; extra keys are ignored."""
+        return cls(**{name: payload[name] for name in REQUIRED_KEYS})
+
+
+# Entries every checkpoint holds.
+REQUIRED_KEYS = tuple(f.name for f in fields(Checkpoint))
+
+
+def save_checkpoint(path: str | Path, checkpoint: Checkpoint) -> None:
+    """Write ``checkpoint`` to ``path`` atomically: a temporary file, fsync, then rename.
 
     A crash at any moment leaves either the previous file or the new complete one.
     """
@@ -31,7 +66,7 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     with open(tmp, "wb") as handle:
-        torch.save({"format_version": FORMAT_VERSION, **payload}, handle)
+        torch.save(checkpoint.to_dict(), handle)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
@@ -44,7 +79,7 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> None:
         os.close(directory)
 
 
-def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> Checkpoint:
     """Load with ``weights_only=True``; every failure becomes a one-line :class:`UserError`."""
     path = Path(path)
     if not path.is_file():
@@ -73,17 +108,11 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     missing = [key for key in REQUIRED_KEYS if key not in payload]
     if missing:
         raise UserError(f"checkpoint {path} is incomplete (no {', '.join(missing)}); retrain")
-    return payload
+    return Checkpoint.from_dict(payload)
 
 
 # What the weights-only unpickler says when a file asks for a class or function to be called.
 _CODE_SIGNS = ("GLOBAL", "add_safe_globals", "unrecognized function")
-
-# Entries every checkpoint written by the trainer holds (see ``Trainer._payload``).
-REQUIRED_KEYS = (
-    "model", "optimizer", "scheduler", "rng", "state",
-    "model_spec", "vocab", "config", "max_src_len",
-)  # fmt: skip
 
 
 def _check_archive(path: Path, damaged: str) -> None:
@@ -111,13 +140,13 @@ def _first_line(err: BaseException | str) -> str:
 
 
 def model_from_checkpoint(
-    payload: dict[str, Any], device: str | torch.device = "cpu"
+    checkpoint: Checkpoint, device: str | torch.device = "cpu"
 ) -> tuple[Seq2Seq, Vocab, Vocab]:
     """Rebuild the model and its vocabularies; mismatches are a :class:`UserError`."""
     try:
-        spec = ModelSpec(**payload["model_spec"])
-        src_vocab = Vocab.from_dict(payload["vocab"]["src"])
-        tgt_vocab = Vocab.from_dict(payload["vocab"]["tgt"])
+        spec = ModelSpec.from_dict(checkpoint.model_spec)
+        src_vocab = Vocab.from_dict(checkpoint.vocab["src"])
+        tgt_vocab = Vocab.from_dict(checkpoint.vocab["tgt"])
     except (KeyError, TypeError, ValueError) as err:
         raise UserError(
             f"checkpoint is inconsistent: unreadable model spec or vocabularies ({err!r:.160})"
@@ -126,7 +155,7 @@ def model_from_checkpoint(
         raise UserError("checkpoint is inconsistent: its vocabularies do not fit its model")
     model = Seq2Seq(spec)
     try:
-        model.load_state_dict(payload["model"])
+        model.load_state_dict(checkpoint.model)
     except RuntimeError as err:
         raise UserError(
             f"checkpoint weights do not fit its model config ({_first_line(err)})"

@@ -20,7 +20,7 @@ import torch
 from torch import Tensor, nn
 
 from seq2seq.data.vocab import Vocab
-from seq2seq.model.attention import Attention, Memory, NoAttention
+from seq2seq.model.attention import Attention, Memory
 from seq2seq.model.spec import ModelSpec
 
 
@@ -174,7 +174,7 @@ class BahdanauDecoder(Decoder):
         self, tgt_in: Tensor, memory: Memory, state: Tensor, keep_weights: bool
     ) -> tuple[Tensor, Tensor | None]:
         embedded = self.dropout(self.embedding(tgt_in))  # (B, T_t, E)
-        if isinstance(self.attention, NoAttention):
+        if not self.attention.has_weights:
             contexts = memory.values.unsqueeze(1).expand(-1, tgt_in.size(1), -1)  # (B, T_t, D_k)
             states, _ = self.rnn(torch.cat([embedded, contexts], dim=-1), state.unsqueeze(0))
             return self.readout(states, contexts, embedded), None
@@ -249,6 +249,6 @@ def build_decoder(spec: ModelSpec, attention: Attention) -> Decoder:
     fixed-context baseline (there is no attention to arrange)."""
     if spec.decoder not in DECODER_TYPES:
         raise ValueError(f"unknown decoder {spec.decoder!r}; choose one of {DECODER_TYPES}")
-    if spec.decoder == "luong" and not isinstance(attention, NoAttention):
+    if spec.decoder == "luong" and attention.has_weights:
         return LuongDecoder(spec, attention)
     return BahdanauDecoder(spec, attention)

@@ -20,14 +20,7 @@ class Seq2Seq(nn.Module):
         self.encoder = Encoder(spec)
         key_dim = self.encoder.output_size
         self.bridge = nn.Linear(key_dim, spec.hidden_size)
-        attention = build_attention(
-            spec.attention,
-            spec.hidden_size,
-            key_dim,
-            hidden_dim=spec.attention_size or spec.hidden_size,
-            num_heads=spec.num_heads,
-            bidirectional=spec.bidirectional,
-        )
+        attention = build_attention(spec.attention, spec.hidden_size, key_dim, spec)
         self.decoder = build_decoder(spec, attention)
 
     @property

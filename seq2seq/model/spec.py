@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -18,5 +19,18 @@ class ModelSpec:
     bidirectional: bool = True
     dropout: float = 0.1
     num_heads: int = 1
-    attention_size: int | None = None  # additive attention's hidden size; None = hidden_size
+    attention_hidden_size: int | None = None  # additive attention's; None = hidden_size
     decoder: str = "bahdanau"  # arrangement, one of DECODER_TYPES (older checkpoints: bahdanau)
+
+    @classmethod
+    def from_dict(cls, stored: dict[str, Any]) -> ModelSpec:
+        """Rebuild from a checkpoint's ``model_spec``, including older names of fields."""
+        fields = dict(stored)
+        for old, new in LEGACY_FIELD_NAMES.items():
+            if old in fields:
+                fields[new] = fields.pop(old)
+        return cls(**fields)
+
+
+# Field names that checkpoints written by earlier versions use.
+LEGACY_FIELD_NAMES = {"attention_size": "attention_hidden_size"}

@@ -24,7 +24,7 @@ from seq2seq.errors import UserError
 from seq2seq.evaluation.extract import extract_attention_weights
 from seq2seq.evaluation.scoring import evaluate_dataset, sequence_loss
 from seq2seq.model import ModelSpec, Seq2Seq
-from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
+from seq2seq.model.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from seq2seq.model.search import greedy_decode
 from seq2seq.runtime import (
     resolve_device,
@@ -68,7 +68,7 @@ def model_spec(cfg: DictConfig, corpus: Corpus) -> ModelSpec:
         bidirectional=cfg.model.bidirectional,
         dropout=cfg.model.dropout,
         num_heads=cfg.attention.num_heads if cfg.attention.type == "multihead" else 1,
-        attention_size=cfg.attention.get("hidden_size"),
+        attention_hidden_size=cfg.attention.hidden_size,
         decoder=cfg.model.decoder,
     )
 
@@ -112,25 +112,22 @@ class Trainer:
             )
 
     # ------------------------------------------------------------------ checkpoints
-    def _payload(self) -> dict[str, Any]:
-        return {
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "rng": rng_states(),
-            "state": asdict(self.state),
-            "model_spec": asdict(self.spec),
-            "vocab": {
-                "src": self.corpus.src_vocab.to_dict(),
-                "tgt": self.corpus.tgt_vocab.to_dict(),
-            },
-            "config": to_plain(self.cfg),
-            "max_src_len": max(len(p.src) for p in self.corpus.train),
-        }
+    def _checkpoint(self) -> Checkpoint:
+        return Checkpoint(
+            model=self.model.state_dict(),
+            optimizer=self.optimizer.state_dict(),
+            scheduler=self.scheduler.state_dict(),
+            rng=rng_states(),
+            state=asdict(self.state),
+            model_spec=asdict(self.spec),
+            vocab={"src": self.corpus.src_vocab.to_dict(), "tgt": self.corpus.tgt_vocab.to_dict()},
+            config=to_plain(self.cfg),
+            max_src_len=max(len(p.src) for p in self.corpus.train),
+        )
 
     def _save(self, name: str) -> Path:
         path = self.ckpt_dir / name
-        save_checkpoint(path, self._payload())
+        save_checkpoint(path, self._checkpoint())
         return path
 
     def _resume(self, path: Path) -> None:
@@ -139,8 +136,8 @@ class Trainer:
                 f"resume=true but {path} does not exist; point hydra.run.dir at the run folder "
                 "to continue"
             )
-        payload = load_checkpoint(path, map_location=self.device)
-        saved = payload["config"]
+        saved_run = load_checkpoint(path, map_location=self.device)
+        saved = saved_run.config
         now = to_plain(self.cfg)
         changed = frozen_differences(saved, now)
         if changed:
@@ -148,15 +145,15 @@ class Trainer:
                 f"cannot resume: {'; '.join(changed[:3])}; resume with the checkpoint's settings"
             )
         if (
-            Vocab.from_dict(payload["vocab"]["src"]) != self.corpus.src_vocab
-            or Vocab.from_dict(payload["vocab"]["tgt"]) != self.corpus.tgt_vocab
+            Vocab.from_dict(saved_run.vocab["src"]) != self.corpus.src_vocab
+            or Vocab.from_dict(saved_run.vocab["tgt"]) != self.corpus.tgt_vocab
         ):
             raise UserError("cannot resume: the corpus vocabulary differs from the checkpoint's")
-        self.model.load_state_dict(payload["model"])
-        self.optimizer.load_state_dict(payload["optimizer"])
-        self.scheduler.load_state_dict(payload["scheduler"])
-        self.state = TrainState(**payload["state"])
-        restore_rng_states(payload["rng"])
+        self.model.load_state_dict(saved_run.model)
+        self.optimizer.load_state_dict(saved_run.optimizer)
+        self.scheduler.load_state_dict(saved_run.scheduler)
+        self.state = TrainState(**saved_run.state)
+        restore_rng_states(saved_run.rng)
         log.info("resumed from %s at step %d", path, self.state.step)
 
     # ------------------------------------------------------------------ training
@@ -351,7 +348,7 @@ class Trainer:
             ),
             step,
         )
-        if self.model.attention.num_heads == 0:
+        if not self.model.attention.has_weights:
             return
         weights = extract_attention_weights(self.model, batch, reference=False, trim=True)
         for k, (src, hyp, array) in enumerate(zip(sources, translations, weights, strict=True)):
@@ -367,7 +364,7 @@ class Trainer:
             log.warning("%s is missing; testing %s instead", path, path.with_name("last.pt"))
             path = path.with_name("last.pt")
         best = load_checkpoint(path, map_location=self.device)
-        self.model.load_state_dict(best["model"])
+        self.model.load_state_dict(best.model)
         scores, _ = evaluate_dataset(
             self.model,
             self.test_set,
