@@ -63,10 +63,6 @@ def run_script(
     ``input_text`` is fed to stdin (else stdin is empty); ``env`` adds environment variables
     (the debug switches are off unless given here).
     """
-    environment = {
-        k: v for k, v in os.environ.items() if k not in ("HYDRA_FULL_ERROR", "SEQ2SEQ_DEBUG")
-    }
-    environment |= {"PYTHONUNBUFFERED": "1", **env}
     return subprocess.run(
         [sys.executable, str(REPO / "scripts" / script), *args],
         cwd=REPO,
