@@ -10,7 +10,9 @@ import pytest
 import torch
 
 from seq2seq.analysis.bench import BenchOptions, tiny_overrides
+from seq2seq.analysis.bench.measure import wall_budget
 from seq2seq.model.attention import ATTENTION_TYPES
+from seq2seq.training.state import TrainState
 from tests.conftest import run_script
 
 
@@ -92,3 +94,8 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
     machine = bench["machine"]
     assert machine["cpu"] and machine["torch"] == torch.__version__
     assert machine["device"] == "cpu" and machine["torch_threads"] == 1
+
+
+def test_wall_budget_holds_once_its_time_has_passed() -> None:
+    assert wall_budget(0.0)(TrainState())
+    assert not wall_budget(3600.0)(TrainState())
