@@ -1,0 +1,95 @@
+"""Counting the matrix-multiply FLOPs of one training batch, per part of the model, so measured
+throughput can be set against the machine's GEMM rate (see :func:`flop_breakdown`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from seq2seq.model import ModelSpec
+from seq2seq.model.attention import has_weights
+
+
+@dataclass(frozen=True)
+class BatchShape:
+    """The shapes one training batch runs at.
+
+    batch:      sentence pairs, B
+    src_len:    source positions attention runs over (the padded source length), S
+    tgt_len:    decoder steps (the padded target length), T
+    src_tokens: encoder GRU steps summed over the batch: the real source tokens when the
+                encoder packs its input, ``B · S`` when it runs over padding
+    """
+
+    batch: int
+    src_len: int
+    tgt_len: int
+    src_tokens: int
+
+
+def flop_breakdown(spec: ModelSpec, shape: BatchShape) -> dict[str, int]:
+    """Forward matrix-multiply FLOPs of one batch, per part of the model.
+
+    A product of (m×k) by (k×n) counts ``2·m·k·n``; element-wise work (gates, tanh, softmax),
+    embedding look-ups and the loss are not counted. With E = embed, H = hidden, D =
+    directions, K = D·H (key size), A = additive attention size, V = target vocabulary and
+    the shape's B, S, T and N = ``src_tokens``:
+
+    - encoder: ``N · D · Σ_layers (2·in·3H + 2·H·3H)``, ``in`` = E for the first layer, K after
+    - bridge: ``B · 2·K·H``
+    - attention, once per batch plus per decoder step (``B·T`` steps):
+        none: 0;
+        additive: ``B·S·2·K·A`` (U_a k) + per step ``2·H·A + 2·S·A + 2·S·K``
+        (W_a s, v_a, weighted sum);
+        dot: per step ``2·H·K`` (query projection, only when H ≠ K) ``+ 2·S·K + 2·S·K``;
+        multihead: ``2 · B·S·2·K·K`` (key and value projections) + per step
+        ``2·H·K + 2·S·K + 2·S·K + 2·K·K`` (query, scores, weighted sum, output layer)
+    - decoder_gru: per step ``2·(E+K)·3H + 2·H·3H`` (input and hidden projections); the
+      Luong decoder's GRU reads the word only: ``2·E·3H + 2·H·3H`` (attention none always
+      feeds its fixed context, see :func:`seq2seq.model.build_decoder`)
+    - readout: per step ``2·(H+K+E)·H + 2·H·V``
+
+    These are the FLOPs of the model's equations at these shapes, not of one implementation:
+    the trainer's algebraic short-cuts (e.g. projecting the values into the GRU gates once
+    per batch) and the reference's repeated work (re-projecting keys every step) are not
+    counted as such, so two implementations at the same shapes count the same. What does
+    differ is the shapes: the trainer packs the encoder and pads each batch to its own
+    longest pair, the reference pads everything to the corpus maximum.
+    """
+    e, h, v = spec.embed_size, spec.hidden_size, spec.tgt_vocab_size
+    directions = 2 if spec.bidirectional else 1
+    k = directions * h
+    a = spec.attention_hidden_size or h
+    b, s, steps = shape.batch, shape.src_len, shape.batch * shape.tgt_len
+    layer_inputs = [e] + [k] * (spec.encoder_layers - 1)
+    gru_context = 0 if spec.decoder == "luong" and has_weights(spec.attention) else k
+    encoder = (
+        shape.src_tokens * directions * sum(2 * n * 3 * h + 2 * h * 3 * h for n in layer_inputs)
+    )
+    if spec.attention == "none":
+        attention = 0
+    elif spec.attention == "additive":
+        attention = b * s * 2 * k * a + steps * (2 * h * a + 2 * s * a + 2 * s * k)
+    elif spec.attention == "dot":
+        attention = steps * ((2 * h * k if h != k else 0) + 4 * s * k)
+    elif spec.attention == "multihead":
+        attention = 2 * b * s * 2 * k * k + steps * (2 * h * k + 4 * s * k + 2 * k * k)
+    else:
+        raise ValueError(f"unknown attention {spec.attention!r}")
+    return {
+        "encoder": encoder,
+        "bridge": b * 2 * k * h,
+        "attention": attention,
+        "decoder_gru": steps * (2 * (e + gru_context) * 3 * h + 2 * h * 3 * h),
+        "readout": steps * (2 * (h + k + e) * h + 2 * h * v),
+    }
+
+
+def forward_flops(spec: ModelSpec, shape: BatchShape) -> int:
+    """Forward matmul FLOPs of one batch (the sum of :func:`flop_breakdown`)."""
+    return sum(flop_breakdown(spec, shape).values())
+
+
+def train_flops(spec: ModelSpec, shape: BatchShape) -> int:
+    """FLOPs of one training step: forward + backward ≈ 3 × forward (backward computes the
+    gradients of both the inputs and the weights of every product, two products each)."""
+    return 3 * forward_flops(spec, shape)

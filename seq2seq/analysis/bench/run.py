@@ -1,0 +1,283 @@
+"""The whole benchmark: options, which trainers to measure, running every measurement in one
+process, assembling bench.json, and the printed table."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+from omegaconf import DictConfig
+
+from seq2seq.analysis.bench.machine import load_average, machine_info
+from seq2seq.analysis.bench.measure import (
+    Progress,
+    Throughput,
+    measure_decoding,
+    measure_gemm,
+    measure_training,
+    peak_memory,
+    quiet,
+    reference_contestant,
+    time_to_target,
+    trainer_contestant,
+)
+from seq2seq.analysis.bench.reference import TutorialSeq2Seq, TutorialTrainer
+from seq2seq.config.compose import load_config
+from seq2seq.files import write_json
+from seq2seq.model import DECODER_TYPES
+from seq2seq.model.attention import ATTENTION_TYPES, has_weights
+from seq2seq.training.trainer import Trainer
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """What to run; :meth:`create` fills in the full or ``--tiny`` defaults."""
+
+    overrides: tuple[str, ...] = ()
+    tiny: bool = False
+    seconds: float = 18.0  # measured training time per contestant
+    rounds: int = 3
+    warmup: int = 3
+    max_batches: int | None = None
+    gemm_size: int = 1024
+    gemm_seconds: float = 3.0
+    beam_size: int = 5
+    target: float = 0.99
+    time_budget: float = 360.0
+    variants: tuple[str, ...] = tuple(ATTENTION_TYPES)
+    other_decoder: bool = True  # also measure each variant in the other decoder arrangement
+
+    @classmethod
+    def create(
+        cls, overrides: Sequence[str] = (), tiny: bool = False, **given: Any
+    ) -> BenchOptions:
+        """Options with ``given`` values (None = default for the mode) on top of the defaults."""
+        defaults: dict[str, Any] = {}
+        if tiny:
+            defaults = {
+                "seconds": 1.0,
+                "rounds": 1,
+                "warmup": 1,
+                "max_batches": 4,
+                "gemm_size": 256,
+                "gemm_seconds": 0.2,
+                "target": 0.0,
+                "time_budget": 5.0,
+            }
+        chosen = {k: v for k, v in given.items() if v is not None}
+        return cls(overrides=tuple(overrides), tiny=tiny, **(defaults | chosen))
+
+
+def tiny_overrides(user: Sequence[str], corpus_dir: Path) -> list[str]:
+    """A tiny model, batches and (unless the user chose data) a tiny synthetic corpus written
+    into ``corpus_dir``; the user's overrides come after, so they win."""
+    small = [
+        "model.embed_size=16",
+        "model.hidden_size=16",
+        "train.batch_size=16",
+        "train.eval_batch_size=64",
+        "train.eval_every=5",
+        "train.log_every=5",
+    ]
+    if not any(o.lstrip("+~").startswith("data") for o in user):
+        small += [
+            f"data.dir={corpus_dir}",
+            "data.train_size=200",
+            "data.valid_size=24",
+            "data.test_size=24",
+            "data.max_len=10",
+            "data.samples=[]",
+        ]
+    return [*small, *user]
+
+
+def contestant_overrides(options: BenchOptions, cfg: DictConfig) -> list[tuple[str, list[str]]]:
+    """Name and extra overrides of every trainer measured: each variant in the configured
+    decoder arrangement (named after the attention), then, with ``other_decoder``, each
+    attention variant in the other arrangement (e.g. ``additive/luong``)."""
+    configured = cfg.model.decoder
+    runs = [(name, [f"attention={name}"]) for name in options.variants]
+    if options.other_decoder:
+        other = next(d for d in DECODER_TYPES if d != configured)
+        runs += [
+            (f"{name}/{other}", [f"attention={name}", f"model.decoder={other}"])
+            for name in options.variants
+            if has_weights(name)  # no attention, no arrangement: the same model
+        ]
+    return runs
+
+
+def _entry(throughput: Throughput, gemm_gflops: float) -> dict[str, Any]:
+    return {
+        "tokens_per_s": throughput.tokens_per_s,
+        "tokens": throughput.tokens,
+        "batches": throughput.batches,
+        "seconds": throughput.seconds,
+        "achieved_gflops": throughput.gflops,
+        "fraction_of_peak": throughput.gflops / gemm_gflops,
+        "target_padding_share": 1 - throughput.tokens / max(throughput.decoder_slots, 1),
+    }
+
+
+def run_benchmark(options: BenchOptions, progress: Progress = quiet) -> dict[str, Any]:
+    """Run every measurement of the module docstring; returns what bench.json holds."""
+    with tempfile.TemporaryDirectory(prefix="seq2seq-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        load_at_start = load_average()
+        started = time.perf_counter()
+        overrides = list(options.overrides)
+        if options.tiny:
+            overrides = tiny_overrides(overrides, tmp / "corpus")
+        cfg = load_config(overrides)
+        progress("building trainers")
+        trainers = {
+            name: Trainer(load_config([*overrides, *extra]), tmp / f"run_{index}")
+            for index, (name, extra) in enumerate(contestant_overrides(options, cfg))
+        }
+        first = next(iter(trainers.values()))
+        device = first.device
+        reference = TutorialTrainer(
+            replace(first.spec, attention="additive", num_heads=1, decoder="bahdanau"),
+            first.train_set,
+            cfg.train,
+            device,
+        )
+        progress(f"measuring fp32 GEMM ({options.gemm_size}³)")
+        gemm = measure_gemm(device, options.gemm_size, options.gemm_seconds)
+        contestants = [trainer_contestant(n, t) for n, t in trainers.items()]
+        contestants.append(reference_contestant(reference, cfg.seed))
+        throughput = measure_training(
+            contestants,
+            seconds=options.seconds,
+            rounds=options.rounds,
+            warmup=options.warmup,
+            max_batches=options.max_batches,
+            device=device,
+            progress=progress,
+        )
+        del trainers, contestants, reference
+        progress(
+            f"training {cfg.attention.type} to {options.target:.0%} valid exact match "
+            f"(budget {options.time_budget:.0f} s)"
+        )
+        to_target, trained = time_to_target(
+            overrides, tmp / "time_to_target", options.target, options.time_budget
+        )
+        progress(f"decoding the valid split (greedy, beam {options.beam_size})")
+        decoding = measure_decoding(trained, options.beam_size)
+        decoding["model_exact_match"] = to_target["best_exact_match"]
+    result = _assemble(options, cfg, device, gemm, throughput, decoding, to_target)
+    result["machine"]["load_average_at_start"] = load_at_start
+    result["bench_wall_seconds"] = time.perf_counter() - started
+    return result
+
+
+def _assemble(
+    options: BenchOptions,
+    cfg: DictConfig,
+    device: torch.device,
+    gemm: dict[str, float],
+    throughput: dict[str, Throughput],
+    decoding: dict[str, Any],
+    to_target: dict[str, Any],
+) -> dict[str, Any]:
+    peak = gemm["gflops"]
+    reference = throughput[TutorialTrainer.name].tokens_per_s
+    training = {
+        name: _entry(t, peak) | {"speedup_vs_reference": t.tokens_per_s / reference}
+        for name, t in throughput.items()
+        if name != TutorialTrainer.name
+    }
+    main = training.get(cfg.attention.type) or next(iter(training.values()))
+    return {
+        "machine": machine_info(device),
+        "config": {
+            "overrides": list(options.overrides),
+            "options": {k: v for k, v in asdict(options).items() if k != "overrides"},
+            "attention": cfg.attention.type,
+            "batch_size": cfg.train.batch_size,
+            "embed_size": cfg.model.embed_size,
+            "hidden_size": cfg.model.hidden_size,
+            "decoder": cfg.model.decoder,
+            "lr_schedule": cfg.train.lr_schedule,
+            "data": cfg.data.name,
+        },
+        "training": training,
+        "reference": {"model": TutorialSeq2Seq.__name__, "attention": "additive"}
+        | _entry(throughput[TutorialTrainer.name], peak),
+        "speedup_vs_reference": {n: e["speedup_vs_reference"] for n, e in training.items()},
+        "gemm_gflops": peak,
+        "gemm": gemm,
+        "achieved_gflops": main["achieved_gflops"],
+        "fraction_of_peak": main["fraction_of_peak"],
+        "decoding": decoding,
+        "time_to_99_s": to_target["seconds"],
+        "time_to_99": to_target,
+        **peak_memory(device),
+    }
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """The printed summary of a :func:`run_benchmark` result."""
+    m, c = result["machine"], result["config"]
+    lines = [
+        f"seq2seq benchmark — {m['device']}{' (' + m['gpu'] + ')' if m['gpu'] else ''}, "
+        f"{m['cpu']}, {m['torch_threads']} threads, torch {m['torch']}, load average "
+        f"{m.get('load_average_at_start')} -> {m['load_average']}",
+        f"config: data={c['data']} batch={c['batch_size']} embed={c['embed_size']} "
+        f"hidden={c['hidden_size']} decoder={c['decoder']} "
+        f"overrides={' '.join(c['overrides']) or '(none)'}",
+        "",
+        f"{'training':<22}{'tok/s':>10}{'batches':>9}{'seconds':>9}{'GFLOP/s':>9}"
+        f"{'%peak':>7}{'pad':>6}{'× ref':>7}",
+    ]
+    rows = [
+        *result["training"].items(),
+        (f"{TutorialTrainer.name} (tutorial)", result["reference"]),
+    ]
+    for name, e in rows:
+        speedup = e.get("speedup_vs_reference", 1.0)
+        lines.append(
+            f"{name:<22}{e['tokens_per_s']:>10,.0f}{e['batches']:>9}{e['seconds']:>9.1f}"
+            f"{e['achieved_gflops']:>9.2f}{100 * e['fraction_of_peak']:>6.1f}%"
+            f"{100 * e['target_padding_share']:>5.0f}%{speedup:>6.2f}×"
+        )
+    g, d, t = result["gemm"], result["decoding"], result["time_to_99"]
+    lines += [
+        "",
+        f"fp32 GEMM {g['size']}×{g['size']}: {result['gemm_gflops']:.1f} GFLOP/s; trainer "
+        f"({c['attention']}) reaches {result['achieved_gflops']:.2f} GFLOP/s = "
+        f"{100 * result['fraction_of_peak']:.1f}% of it",
+        f"decoding {d['sentences']} valid sentences (batch {d['batch_size']}): greedy "
+        f"{d['greedy_sentences_per_s']:,.1f} sent/s, beam {d['beam_size']} "
+        f"{d['beam_sentences_per_s']:,.1f} sent/s (model at exact match "
+        f"{d['model_exact_match']:.3f})",
+    ]
+    if t["reached"]:
+        lines.append(
+            f"time to {t['target']:.0%} valid exact match ({t['attention']}): "
+            f"{t['seconds']:.1f} s of training (step {t['step']}; "
+            f"{t['wall_seconds_used']:.1f} s wall with validation)"
+        )
+    else:
+        lines.append(
+            f"time to {t['target']:.0%} valid exact match ({t['attention']}): not reached in "
+            f"{t['wall_seconds_used']:.0f} s wall ({t['train_seconds_used']:.1f} s training, "
+            f"{t['steps_run']} steps); best {t['best_exact_match']:.3f}"
+        )
+    lines.append(
+        f"peak memory: {result['peak_memory_mb']:,.0f} MiB ({result['peak_memory_source']}); "
+        f"benchmark wall time {result['bench_wall_seconds']:.0f} s"
+    )
+    return "\n".join(lines)
+
+
+def save_result(result: dict[str, Any], path: Path) -> None:
+    """Write ``result`` as indented JSON (atomically)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, result)

@@ -1,0 +1,76 @@
+"""The trainer's public seams: ``train_step`` (one update, nothing else) and ``fit``'s extra
+stop condition, on the tiny toy corpus."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from seq2seq.config.compose import load_config
+from seq2seq.training.state import TrainState
+from seq2seq.training.tblog import RunLogger
+from seq2seq.training.trainer import Trainer
+from tests.conftest import TINY_OVERRIDES
+
+
+@pytest.fixture
+def trainer(tmp_path: Path, toy_corpus: Path) -> Trainer:
+    cfg = load_config(
+        [*TINY_OVERRIDES, f"data.dir={toy_corpus}", "data.samples=[]", "train.num_threads=1"]
+    )
+    return Trainer(cfg, tmp_path / "run")
+
+
+def fit(trainer: Trainer, tmp_path: Path, **kwargs: object) -> None:
+    logger = RunLogger(tmp_path / "tb")
+    try:
+        trainer.fit(logger, **kwargs)  # type: ignore[arg-type]
+    finally:
+        logger.close()
+
+
+def test_train_step_updates_the_weights_and_reports_loss_norm_and_tokens(
+    trainer: Trainer,
+) -> None:
+    indices = trainer.sampler.batches()[0]
+    before = [p.detach().clone() for p in trainer.model.parameters()]
+    loss, grad_norm, tokens = trainer.train_step(indices)
+    assert math.isfinite(loss) and loss > 0
+    assert math.isfinite(grad_norm) and grad_norm > 0
+    assert tokens == trainer.train_set.collate(indices).num_tgt_tokens > 0
+    after = list(trainer.model.parameters())
+    assert any(not torch.equal(b, a) for b, a in zip(before, after, strict=True))
+    assert trainer.state.step == 0  # fit owns the position, not the step
+
+
+def test_train_step_lowers_the_loss_on_a_repeated_batch(trainer: Trainer) -> None:
+    indices = trainer.sampler.batches()[0]
+    first = trainer.train_step(indices)[0]
+    for _ in range(5):
+        last = trainer.train_step(indices)[0]
+    assert last < first
+
+
+def test_stop_condition_ends_fit_at_the_step_it_first_holds(
+    trainer: Trainer, tmp_path: Path
+) -> None:
+    seen: list[int] = []
+
+    def at_five(state: TrainState) -> bool:
+        seen.append(state.step)
+        return state.step >= 5
+
+    fit(trainer, tmp_path, should_stop=at_five)
+    assert trainer.state.step == 5  # max_steps is 24
+    assert seen[0] == 0 and seen[-1] == 5 and seen == sorted(seen)
+    assert [h["step"] for h in trainer.state.history] == [5]  # the closing validation
+    assert (trainer.ckpt_dir / "last.pt").is_file()
+
+
+def test_fit_without_a_stop_condition_runs_to_max_steps(trainer: Trainer, tmp_path: Path) -> None:
+    fit(trainer, tmp_path)
+    assert trainer.state.step == trainer.cfg.train.max_steps == 24
+    assert [h["step"] for h in trainer.state.history] == [12, 24]
