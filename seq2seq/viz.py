@@ -1,4 +1,4 @@
-"""Figures: attention heat maps and simple line charts.
+"""Figures: attention heat maps, line and bar charts, and placeholder figures.
 
 Everything here uses matplotlib's object-oriented API (:class:`~matplotlib.figure.Figure`
 rendered through :class:`~matplotlib.backends.backend_agg.FigureCanvasAgg`), never
@@ -9,8 +9,7 @@ collection shipped by the ``noto-cjk-sans-otc`` package to matplotlib's font man
 only global change this module makes; it is idempotent), and every text object is drawn
 with the family list ``["DejaVu Sans", <CJK family>]``: Latin glyphs come from DejaVu Sans
 and anything it lacks falls back to the CJK font (matplotlib >= 3.6 per-glyph fallback).
-``rcParams`` are only changed inside :func:`matplotlib.rc_context` blocks. Nothing is ever
-downloaded.
+``rcParams`` change only inside :func:`matplotlib.rc_context` blocks. Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -34,11 +33,11 @@ from seq2seq.errors import UserError
 
 LATIN_FAMILY = "DejaVu Sans"
 CJK_PACKAGE = "noto_cjk_sans_otc"
-#: Preferred face of the collection: Simplified Chinese glyph shapes.
-CJK_PREFERRED_FAMILY = "Noto Sans CJK SC"
+CJK_PREFERRED_FAMILY = "Noto Sans CJK SC"  # the collection's Simplified Chinese face
 EOS = "<eos>"
 DEFAULT_DPI = 150
 ATTENTION_CMAP = "viridis"
+CHART_SIZE = (6.4, 4.0)  # inches
 
 XValue = float | str
 #: A point is ``(x, y)`` or ``(x, (mean, sd))``; the latter draws an error bar of ±sd.
@@ -120,6 +119,33 @@ def figure_to_image_array(fig: Figure) -> np.ndarray:
     return np.ascontiguousarray(rgba[..., :3], dtype=np.uint8)
 
 
+def _new_axes(figsize: tuple[float, float]) -> tuple[Figure, Axes]:
+    """A constrained-layout figure on an Agg canvas with one axes (call in _figure_context)."""
+    fig = Figure(figsize=figsize, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, fig.add_subplot()
+
+
+def _label_axes(ax: Axes, families: list[str], labels: tuple[str, str], title: str | None) -> None:
+    """Axis labels ``(x, y)``, title, a light grid and the legend (if anything is labelled)."""
+    ax.set_xlabel(labels[0], fontfamily=families)
+    ax.set_ylabel(labels[1], fontfamily=families)
+    ax.set_title(title or "", fontfamily=families)
+    ax.grid(True, alpha=0.3)
+    if any(ax.get_legend_handles_labels()[1]):
+        ax.legend(prop={"family": families})
+
+
+def plot_message(message: str, *, title: str = "") -> Figure:
+    """A figure that only says ``message``: why there is nothing to plot (files stay the same)."""
+    with _figure_context() as families:
+        fig, ax = _new_axes(CHART_SIZE)
+        ax.set_axis_off()
+        ax.set_title(title, fontfamily=families)
+        ax.text(0.5, 0.5, message, ha="center", va="center", wrap=True, fontfamily=families)
+    return fig
+
+
 # --------------------------------------------------------------------------- attention
 
 
@@ -142,8 +168,7 @@ def _labels_for(tokens: Sequence[str], size: int, axis: str) -> list[str]:
 
 def _text_colour(rgba: tuple[float, float, float, float]) -> str:
     """Black or white, whichever reads better on a cell of colour ``rgba``."""
-    r, g, b = rgba[:3]
-    luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    luminance = 0.2126 * rgba[0] + 0.7152 * rgba[1] + 0.0722 * rgba[2]
     return "black" if luminance > 0.5 else "white"
 
 
@@ -215,36 +240,20 @@ def plot_attention(
                 ax.set_axis_off()
                 continue
             image = ax.imshow(w[h], cmap=ATTENTION_CMAP, norm=norm, aspect="auto")
-            ax.set_xticks(
-                range(t_s),
-                x_labels,
-                fontfamily=families,
-                fontsize=tick_size,
-                rotation=60,
-                ha="left",
-                rotation_mode="anchor",
-            )
-            ax.set_yticks(range(t_t), y_labels, fontfamily=families, fontsize=tick_size)
+            font = {"fontfamily": families, "fontsize": tick_size}
+            top = {"rotation": 60, "ha": "left", "rotation_mode": "anchor"}
+            ax.set_xticks(range(t_s), x_labels, **top, **font)
+            ax.set_yticks(range(t_t), y_labels, **font)
             ax.xaxis.tick_top()
             ax.tick_params(length=0)
             if panel_titles[h]:
                 ax.set_title(panel_titles[h], fontfamily=families, fontsize=11)
             if show_values:
                 cmap = image.get_cmap()
-                value_size = max(5, tick_size - 2)
-                for j in range(t_t):
-                    for i in range(t_s):
-                        value = w[h, j, i]
-                        ax.text(
-                            i,
-                            j,
-                            f"{value:.2f}",
-                            ha="center",
-                            va="center",
-                            fontsize=value_size,
-                            fontfamily=families,
-                            color=_text_colour(cmap(norm(value))),
-                        )
+                font = {"fontfamily": families, "fontsize": max(5, tick_size - 2)}
+                for (j, i), value in np.ndenumerate(w[h]):
+                    colour = _text_colour(cmap(norm(value)))
+                    ax.text(i, j, f"{value:.2f}", ha="center", va="center", color=colour, **font)
         fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight", aspect=30)
         if title:
             fig.suptitle(title, fontfamily=families)
@@ -259,9 +268,7 @@ def plot_attention(
 def _split_point(point: Sequence[object], name: str) -> tuple[XValue, float, float | None]:
     """``(x, y)`` -> ``(x, y, None)``; ``(x, (mean, sd))`` -> ``(x, mean, sd)``."""
     if len(point) != 2:
-        raise ValueError(
-            f"series {name!r}: a point must be (x, y) or (x, (mean, sd)), got {point!r}"
-        )
+        raise ValueError(f"series {name!r}: want (x, y) or (x, (mean, sd)), got {point!r}")
     x, y = point
     if isinstance(y, Sequence) and not isinstance(y, str):
         if len(y) != 2:
@@ -297,7 +304,7 @@ def plot_lines(
     categories: Sequence[str] | None = None,
     logy: bool = False,
     markers: bool | None = None,
-    figsize: tuple[float, float] = (6.4, 4.0),
+    figsize: tuple[float, float] = CHART_SIZE,
     path: str | Path | None = None,
 ) -> Figure:
     """Line chart with one line per named series; returns the Figure (PNG saved to ``path``).
@@ -310,12 +317,7 @@ def plot_lines(
     else in the merged order of the series (a series may skip a category). ``logy`` uses a
     log y axis; ``markers`` draws point markers (default: when a series has <= 50 points).
 
-    Examples::
-
-        plot_lines({"none": [("1-10", 12.0), ("11-20", 3.1)],
-                    "bahdanau": [("1-10", (25.0, 1.2)), ("11-20", (19.8, 0.9))]},
-                   xlabel="source length", ylabel="BLEU", path="bleu_by_length.png")
-        plot_lines({"luong": [(100, 4.2), (200, 3.7)]}, xlabel="step", ylabel="val loss")
+    Example: ``plot_lines({"dot": [("1-10", (25.0, 1.2)), ("11-20", (19.8, 0.9))]})``.
 
     Raises ``ValueError`` for an empty mapping, malformed points, or mixed x types.
     """
@@ -327,20 +329,15 @@ def plot_lines(
     if categorical and not all(isinstance(x, str) for x in xs):
         raise ValueError("x values must be all numbers or all category labels, not a mix")
     if categorical:
-        order = (
-            list(categories)
-            if categories is not None
-            else _merge_categories([[str(x) for x, _, _ in points] for points in parsed.values()])
-        )
+        columns = [[str(x) for x, _, _ in points] for points in parsed.values()]
+        order = list(categories) if categories is not None else _merge_categories(columns)
         missing = sorted({str(x) for x in xs} - set(order))
         if missing:
             raise ValueError(f"x labels {missing} are not in categories {order}")
         position = {label: k for k, label in enumerate(order)}
 
     with _figure_context() as families:
-        fig = Figure(figsize=figsize, layout="constrained")
-        FigureCanvasAgg(fig)
-        ax = fig.add_subplot()
+        fig, ax = _new_axes(figsize)
         for name, points in parsed.items():
             if categorical:
                 points = sorted(points, key=lambda p: position[str(p[0])])
@@ -359,12 +356,44 @@ def plot_lines(
             ax.set_xticks(range(len(order)), order, fontfamily=families)
         if logy:
             ax.set_yscale("log")
-        ax.set_xlabel(xlabel, fontfamily=families)
-        ax.set_ylabel(ylabel, fontfamily=families)
-        if title:
-            ax.set_title(title, fontfamily=families)
-        ax.grid(True, alpha=0.3)
-        ax.legend(prop={"family": families})
+        _label_axes(ax, families, (xlabel, ylabel), title)
     if path is not None:
         save_figure(fig, path)
+    return fig
+
+
+def plot_bars(
+    bars: Mapping[str, tuple[float, float]],
+    *,
+    dots: Mapping[str, tuple[float, float]] | None = None,
+    labels: tuple[str, str] = ("", ""),
+    ylabel: str = "",
+    title: str | None = None,
+    ylim: tuple[float, float] | None = None,
+    value_format: str = ".3f",
+) -> Figure:
+    """Bar chart of ``name -> (mean, sd)``: ±sd error bars, each mean written on its bar.
+
+    ``dots`` adds a second ``(mean, sd)`` to some of the bars, drawn as a diamond with its
+    own error bar (e.g. the AER of the best head beside the head average); ``labels`` name
+    the bars and the dots in the legend. Raises ``ValueError`` if ``bars`` is empty.
+    """
+    if not bars:
+        raise ValueError("plot_bars needs at least one bar")
+    names, dots = list(bars), dots or {}
+    with _figure_context() as families:
+        fig, ax = _new_axes(CHART_SIZE)
+        means, sds = zip(*(bars[n] for n in names), strict=True)
+        drawn = ax.bar(range(len(names)), means, width=0.5, yerr=sds, capsize=4, label=labels[0])
+        ax.bar_label(drawn, labels=[format(m, value_format) for m in means], padding=3, fontsize=8)
+        at = [k for k, name in enumerate(names) if name in dots]
+        if at:
+            y, err = zip(*(dots[names[k]] for k in at), strict=True)
+            ax.errorbar(at, y, yerr=err, fmt="D", color="tab:orange", capsize=4, label=labels[1])
+        ax.set_xticks(range(len(names)), names, fontfamily=families)
+        ax.set_xlim(-0.75, len(names) - 0.25)
+        if ylim is not None:
+            ax.set_ylim(*ylim)
+        _label_axes(ax, families, ("", ylabel), title)
+        ax.xaxis.grid(False)
     return fig

@@ -1,31 +1,17 @@
-"""Tests for seq2seq.analysis.compare, scripts/compare.py and conf/experiment/compare.yaml."""
+"""Tests for seq2seq.analysis.compare as a whole: the library entry point, scripts/compare.py
+and conf/experiment/compare.yaml; also the fake runs the other test_compare_* files use."""
 
 from __future__ import annotations
 
 import csv
 import json
-import math
 from pathlib import Path
 from typing import Any
 
-import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from seq2seq.analysis.compare import (
-    Stat,
-    build_comparison,
-    compare,
-    find_run_dirs,
-    format_stat,
-    load_run,
-    load_runs,
-    mean_sd,
-    render_csv,
-    render_markdown,
-    resolve_out_dir,
-    valid_loss_series,
-)
-from seq2seq.errors import UserError
+from seq2seq.analysis.compare import compare
+from seq2seq.model.attention import ATTENTION_TYPES, has_weights
 from tests.conftest import REPO, run_script
 
 OUTPUT_FILES = (
@@ -38,7 +24,7 @@ OUTPUT_FILES = (
 )
 
 
-# --------------------------------------------------------------------------- helpers
+# --------------------------------------------------------------------------- fake runs
 
 
 def fake_metrics(
@@ -56,7 +42,7 @@ def fake_metrics(
 ) -> dict[str, Any]:
     """A minimal metrics.json like train.py writes (only what the comparison reads);
     ``decoder=None`` leaves the key out, as in runs made before ``model.decoder``."""
-    has_attention = attention != "none"
+    has_attention = attention not in ATTENTION_TYPES or has_weights(attention)
     return {
         **({"decoder": decoder} if decoder else {}),
         "attention": attention,
@@ -116,176 +102,7 @@ def assert_one_line_error(result, *fragments: str) -> None:
         assert fragment in lines[0], lines[0]
 
 
-# --------------------------------------------------------------------------- statistics
-
-
-def test_mean_sd_uses_sample_sd() -> None:
-    stat = mean_sd([10.0, 20.0, 30.0])
-    assert stat.mean == pytest.approx(20.0)
-    assert stat.sd == pytest.approx(10.0)  # sqrt(((-10)² + 0 + 10²) / (3 - 1))
-    assert stat.n == 3
-
-
-def test_mean_sd_single_none_and_empty() -> None:
-    assert mean_sd([7.5]) == Stat(7.5, None, 1)
-    assert mean_sd([None, 4.0, None, 6.0]) == Stat(5.0, pytest.approx(math.sqrt(2)), 2)
-    assert mean_sd([None, None]) == Stat(None, None, 0)
-    assert mean_sd([]) == Stat(None, None, 0)
-
-
-def test_format_stat() -> None:
-    assert format_stat(Stat(12.345, 0.5, 3), ".2f") == "12.35 ± 0.50"
-    assert format_stat(Stat(12.345, None, 1), ".2f") == "12.35 ± –"
-    assert format_stat(Stat(None, None, 0), ".2f") == "n/a"
-    assert format_stat(Stat(9486.0, 0.0, 3), ",.0f", show_sd=False) == "9,486"
-
-
-def test_aggregation_per_variant(tmp_path: Path) -> None:
-    comparison = build_comparison(load_runs([fake_sweep(tmp_path)]))
-    names = [v.name for v in comparison.variants]
-    assert names == ["none", "additive", "multihead"]
-    none, additive, multihead = comparison.variants
-
-    assert additive.seeds == [0, 1, 2]
-    assert additive.stats["bleu"].mean == pytest.approx(23.0)
-    assert additive.stats["bleu"].sd == pytest.approx(math.sqrt((9 + 1 + 16) / 2))
-    assert additive.stats["chrf"].mean == pytest.approx(46.0)
-    assert additive.stats["exact_match"].mean == pytest.approx(0.23)
-    assert additive.stats["train_seconds"].mean == pytest.approx(6.0)
-    assert additive.stats["train_seconds"].sd == pytest.approx(1.0)
-    assert additive.stats["aer"] == Stat(0.5, 0.0, 3)
-    assert additive.stats["aer_best_head"].n == 0  # only reported for multi-head variants
-    assert additive.bleu_by_length["1-10"].mean == pytest.approx(28.0)
-    assert additive.bleu_by_length["11-20"].mean == pytest.approx(18.0)
-
-    assert none.stats["bleu"] == Stat(pytest.approx(12.0), pytest.approx(2.0), 3)
-    assert none.stats["aer"] == Stat(None, None, 0)
-    assert none.stats["attention_entropy"].mean is None
-
-    assert multihead.stats["bleu"] == Stat(25.0, None, 1)
-    assert multihead.stats["aer_best_head"].mean == pytest.approx(0.3)
-    assert comparison.buckets == ["1-10", "11-20"]
-    assert comparison.bucket_sizes == {"1-10": 8, "11-20": 2}
-    assert comparison.datasets == ["synthetic"]
-
-
-def test_variant_order_and_head_counts(tmp_path: Path) -> None:
-    specs = [("zeta", 1), ("multihead", 4), ("dot", 1), ("multihead", 8), ("none", 0)]
-    for k, (attention, heads) in enumerate(specs):
-        write_run(tmp_path / f"r{k}", fake_metrics(attention, num_heads=heads))
-    comparison = build_comparison(load_runs([tmp_path]))
-    names = [v.name for v in comparison.variants]
-    assert names == ["none", "dot", "multihead-4h", "multihead-8h", "zeta"]
-
-
-def test_decoder_arrangements_of_one_attention_become_separate_variants(tmp_path: Path) -> None:
-    runs = [("additive", "luong", 90.0), ("additive", None, 80.0), ("dot", "luong", 95.0)]
-    for k, (attention, decoder, bleu) in enumerate(runs):
-        write_run(tmp_path / f"r{k}", fake_metrics(attention, decoder=decoder, bleu=bleu))
-    comparison = build_comparison(load_runs([tmp_path]))
-    assert [(v.name, v.decoder) for v in comparison.variants] == [
-        ("additive-bahdanau", "bahdanau"),  # no decoder key: a run made before the option
-        ("additive-luong", "luong"),
-        ("dot", "luong"),
-    ]
-    assert comparison.variants[1].stats["bleu"].mean == 90.0
-    assert "decoder" in render_csv(comparison).splitlines()[0].split(",")
-
-
-def test_buckets_sorted_by_length(tmp_path: Path) -> None:
-    write_run(tmp_path / "a", fake_metrics(by_length={"41+": 1.0, "1-10": 3.0}))
-    write_run(tmp_path / "b", fake_metrics(seed=1, by_length={"11-20": 2.0, "1-10": 5.0}))
-    comparison = build_comparison(load_runs([tmp_path]))
-    assert comparison.buckets == ["1-10", "11-20", "41+"]
-    (variant,) = comparison.variants
-    assert variant.bleu_by_length["1-10"] == Stat(4.0, pytest.approx(math.sqrt(2)), 2)
-    assert variant.bleu_by_length["41+"] == Stat(1.0, None, 1)
-
-
-def test_valid_loss_mean_when_steps_align_else_per_seed(tmp_path: Path) -> None:
-    write_run(tmp_path / "s0", fake_metrics(seed=0, losses=(2.0, 1.0)))
-    write_run(tmp_path / "s1", fake_metrics(seed=1, losses=(4.0, 3.0)))
-    (aligned,) = build_comparison(load_runs([tmp_path])).variants
-    series = valid_loss_series(aligned)
-    assert list(series) == ["additive"]
-    (first, second) = series["additive"]
-    assert first[0] == 10 and first[1] == (pytest.approx(3.0), pytest.approx(math.sqrt(2)))
-    assert second[0] == 20 and second[1][0] == pytest.approx(2.0)
-
-    write_run(tmp_path / "s2", fake_metrics(seed=2, steps=(15, 30), losses=(5.0, 4.0)))
-    (ragged,) = build_comparison(load_runs([tmp_path])).variants
-    series = valid_loss_series(ragged)
-    assert sorted(series) == ["additive seed 0", "additive seed 1", "additive seed 2"]
-    assert series["additive seed 2"] == [(15, 5.0), (30, 4.0)]
-
-
-def test_markdown_rows_and_warnings(tmp_path: Path) -> None:
-    sweep = fake_sweep(tmp_path / "sweep")
-    extra = write_run(tmp_path / "again", fake_metrics("none", 0, bleu=11.0))
-    comparison = build_comparison(load_runs([sweep, extra]))
-    markdown = render_markdown(comparison)
-    assert "| none | 4 | 11.75 ± 1.71 |" in markdown
-    assert "| multihead | 1 | 25.00 ± – |" in markdown
-    assert "| variant | 1-10 (8) | 11-20 (2) |" in markdown
-    assert any("seed 0" in w for w in comparison.warnings)
-    assert "## Warnings" in markdown
-
-
-# --------------------------------------------------------------------------- finding and loading
-
-
-def test_find_run_dirs_searches_recursively_and_dedupes(tmp_path: Path) -> None:
-    sweep = fake_sweep(tmp_path / "sweep")
-    nested = write_run(tmp_path / "sweep" / "group" / "dot_seed0", fake_metrics("dot"))
-    write_run(nested / "inner", fake_metrics("dot", 9))  # inside a run folder: not a run
-    found = find_run_dirs([sweep, sweep / "none_seed0", sweep / "none_seed0" / "metrics.json"])
-    assert len(found) == 8
-    assert nested.resolve() in found
-    assert (nested / "inner").resolve() not in found
-
-
-@pytest.mark.parametrize(
-    ("content", "fragment"),
-    [
-        ("{not json", "not valid JSON"),
-        ("[1, 2]", "expected a JSON object"),
-        (json.dumps({"attention": "dot", "seed": 0}), "missing key 'data'"),
-        (json.dumps(fake_metrics() | {"test": {"bleu": 1.0}}), "missing key 'test.chrf'"),
-        (json.dumps(fake_metrics() | {"best_step": "ten"}), "'best_step' should be a number"),
-        (json.dumps(fake_metrics() | {"history": [{"step": 1}]}), "'history' should be"),
-    ],
-)
-def test_broken_metrics_name_the_file(tmp_path: Path, content: str, fragment: str) -> None:
-    run = write_run(tmp_path / "broken_run", content)
-    with pytest.raises(UserError, match=fragment) as caught:
-        load_run(run)
-    assert str(run / "metrics.json") in str(caught.value)
-
-
-def test_mixed_datasets_refused_unless_allowed(tmp_path: Path) -> None:
-    write_run(tmp_path / "a", fake_metrics(data="synthetic"))
-    write_run(tmp_path / "b", fake_metrics(seed=1, data="tatoeba"))
-    runs = load_runs([tmp_path])
-    with pytest.raises(UserError, match=r"different datasets.*--allow-mixed-data"):
-        build_comparison(runs)
-    comparison = build_comparison(runs, allow_mixed_data=True)
-    assert comparison.datasets == ["synthetic", "tatoeba"]
-    assert any("different datasets" in w for w in comparison.warnings)
-
-
-def test_out_dir_rules(tmp_path: Path) -> None:
-    sweep = fake_sweep(tmp_path / "sweep")
-    run = sweep / "none_seed0"
-    assert resolve_out_dir([sweep], None) == sweep
-    assert resolve_out_dir([run], tmp_path / "out") == tmp_path / "out"
-    with pytest.raises(UserError, match="--out DIR is required"):
-        resolve_out_dir([run], None)
-    with pytest.raises(UserError, match="--out DIR is required"):
-        resolve_out_dir([sweep, sweep], None)
-    with pytest.raises(UserError, match="inside the run folder"):
-        resolve_out_dir([sweep], run)
-    with pytest.raises(UserError, match="inside the run folder"):
-        resolve_out_dir([sweep], run / "tb" / "comparison")
+# --------------------------------------------------------------------------- the library
 
 
 def test_library_writes_into_the_sweep_and_rewrites_cleanly(tmp_path: Path) -> None:
@@ -297,6 +114,15 @@ def test_library_writes_into_the_sweep_and_rewrites_cleanly(tmp_path: Path) -> N
         assert (sweep / name).stat().st_size > 0, name
     assert len(list((sweep / "tb").glob("events.out.tfevents.*"))) == 1
     assert all(path.read_bytes() == data for path, data in before.items())  # runs untouched
+
+
+def test_unknown_attention_type_is_compared_and_drawn(tmp_path: Path) -> None:
+    """Runs of a type this version does not know (made by another version) still compare."""
+    write_run(tmp_path / "sweep" / "old", fake_metrics("zeta"))
+    write_run(tmp_path / "sweep" / "new", fake_metrics("dot"))
+    comparison, out = compare([tmp_path / "sweep"])
+    assert [v.name for v in comparison.variants] == ["dot", "zeta"]
+    assert (out / "aer.png").stat().st_size > 0
 
 
 # --------------------------------------------------------------------------- the CLI

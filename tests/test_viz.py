@@ -15,7 +15,9 @@ from seq2seq.viz import (
     figure_to_image_array,
     font_families,
     plot_attention,
+    plot_bars,
     plot_lines,
+    plot_message,
     register_cjk_font,
     save_figure,
 )
@@ -214,3 +216,30 @@ def test_global_rc_params_are_left_alone(tmp_path: Path) -> None:
     plot_attention(random_attention(4, 4), SRC, TGT, path=tmp_path / "x.png")
     plot_lines({"a": [(0, 1.0)]}, path=tmp_path / "y.png")
     assert list(matplotlib.rcParams["font.family"]) == before
+
+
+def test_plot_bars_writes_means_and_dots_on_some_bars(tmp_path: Path) -> None:
+    fig = plot_bars(
+        {"additive": (0.41, 0.02), "multihead": (0.35, 0.0)},
+        dots={"multihead": (0.2, 0.01)},
+        labels=("head average", "best head"),
+        ylabel="AER",
+        ylim=(0.0, 1.05),
+    )
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["additive", "multihead"]
+    assert [p.get_height() for p in ax.patches] == [0.41, 0.35]
+    assert {t.get_text() for t in ax.texts} >= {"0.410", "0.350"}
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["head average", "best head"]
+    assert ax.get_ylim() == (0.0, 1.05)
+    assert_png(save_figure(fig, tmp_path / "bars.png"))
+    with pytest.raises(ValueError):
+        plot_bars({})
+
+
+def test_plot_message_says_why_there_is_nothing(tmp_path: Path) -> None:
+    fig = plot_message("no AER: no gold alignments", title="AER")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.texts] == ["no AER: no gold alignments"]
+    assert ax.get_title() == "AER" and not ax.axison
+    assert_png(save_figure(fig, tmp_path / "m.png"))

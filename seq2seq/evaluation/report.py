@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from seq2seq.data.loading import load_splits
 from seq2seq.errors import UserError
 from seq2seq.evaluation.inference import TrainedRun
 from seq2seq.evaluation.scoring import evaluate_dataset
-from seq2seq.files import write_json
+from seq2seq.evaluation.summary import METRICS_FILE, record_scores
 from seq2seq.runtime import resolve_device
 
 
@@ -48,16 +47,7 @@ def evaluate_run(
         device=next(run.model.parameters()).device,
         beam_size=beam_size,
     )
-    metrics_path = Path(run_dir) / "metrics.json"
-    summary: dict[str, Any] = {}
-    if metrics_path.is_file():
-        try:
-            summary = json.loads(metrics_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            raise UserError(f"{metrics_path} is not valid JSON; move it away and rerun") from None
-    summary[split] = scores
-    summary["bleu_signature"] = scores["bleu_signature"]
-    write_json(metrics_path, summary)
+    record_scores(Path(run_dir) / METRICS_FILE, split, scores)
     return scores
 
 

@@ -11,33 +11,33 @@ from omegaconf import DictConfig
 
 from seq2seq.config.schema import to_plain
 from seq2seq.data.batching import padding_share
-from seq2seq.files import write_json
+from seq2seq.evaluation.summary import METRICS_FILE, RunSummary
 from seq2seq.training.tblog import RunLogger
 from seq2seq.training.trainer import Trainer
 
 log = logging.getLogger("seq2seq")
 
 
-def run_summary(trainer: Trainer, test_scores: dict[str, Any]) -> dict[str, Any]:
-    """Everything ``metrics.json`` holds."""
+def run_summary(trainer: Trainer, test_scores: dict[str, Any]) -> RunSummary:
+    """Everything ``metrics.json`` holds (see :mod:`seq2seq.evaluation.summary`)."""
     state = trainer.state
     best = next((h for h in state.history if h["step"] == state.best_step), None)
-    return {
-        "attention": trainer.spec.attention,
-        "num_heads": trainer.model.attention.num_heads,
-        "decoder": trainer.model.decoder.arrangement,
-        "seed": trainer.cfg.seed,
-        "data": trainer.cfg.data.name,
-        "parameters": trainer.model.parameter_counts()["total"],
-        "steps": state.step,
-        "best_step": state.best_step,
-        "train_seconds": round(state.train_seconds, 2),
-        "seconds_to_best": best["train_seconds"] if best else None,
-        "bleu_signature": test_scores.get("bleu_signature"),
-        "test": test_scores,
-        "valid_best": best,
-        "history": state.history,
-    }
+    return RunSummary(
+        attention=trainer.spec.attention,
+        num_heads=trainer.model.attention.num_heads,
+        decoder=trainer.model.decoder.arrangement,
+        seed=trainer.cfg.seed,
+        data=trainer.cfg.data.name,
+        parameters=trainer.model.parameter_counts()["total"],
+        steps=state.step,
+        best_step=state.best_step,
+        train_seconds=round(state.train_seconds, 2),
+        seconds_to_best=best["train_seconds"] if best else None,
+        bleu_signature=test_scores.get("bleu_signature"),
+        test=test_scores,
+        valid_best=best,
+        history=state.history,
+    )
 
 
 def train(cfg: DictConfig, run_dir: str | Path) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def train(cfg: DictConfig, run_dir: str | Path) -> dict[str, Any]:
         trainer.fit(logger)
         test_scores = trainer.test()
         summary = run_summary(trainer, test_scores)
-        write_json(run_dir / "metrics.json", summary)
+        summary.save(run_dir / METRICS_FILE)
         logger.hparams(
             hparams_of(cfg),
             {
@@ -83,7 +83,7 @@ def train(cfg: DictConfig, run_dir: str | Path) -> dict[str, Any]:
         "n/a" if test_scores["aer"] is None else f"{test_scores['aer']:.3f}",
         run_dir / "metrics.json",
     )
-    return summary
+    return summary.to_dict()
 
 
 def hparams_of(cfg: DictConfig) -> dict[str, object]:

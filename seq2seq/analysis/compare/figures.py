@@ -1,0 +1,126 @@
+"""The comparison's figures, drawn through :mod:`seq2seq.viz`.
+
+Every figure is always made: when there is nothing to plot (no AER without gold
+alignments, no validation history) it is a placeholder that says why, so a comparison
+folder always holds the same files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
+
+from seq2seq.analysis.compare.aggregate import Comparison, Variant, mean_sd
+from seq2seq.analysis.compare.runs import Run
+from seq2seq.model.attention import ATTENTION_TYPES, has_weights
+from seq2seq.viz import Point, plot_bars, plot_lines, plot_message
+
+BLEU_BY_LENGTH_FIGURE = "bleu_by_length.png"
+AER_FIGURE = "aer.png"
+VALID_LOSS_FIGURE = "valid_loss.png"
+
+
+def bleu_by_length_figure(comparison: Comparison) -> Figure:
+    """Test BLEU against source-length bucket, one line per variant, ±sd over seeds."""
+    series: dict[str, list[Point]] = {}
+    for variant in comparison.variants:
+        points: list[Point] = [
+            (bucket, (stat.mean, stat.sd or 0.0))
+            for bucket, stat in variant.bleu_by_length.items()
+            if stat.mean is not None
+        ]
+        if points:
+            series[variant.name] = points
+    if not series:
+        return plot_message("no run has BLEU by length", title="BLEU by source length")
+    return plot_lines(
+        series,
+        xlabel="source sentence length (words)",
+        ylabel="test BLEU",
+        title="BLEU by source length (mean ± sd over seeds)",
+        categories=comparison.buckets,
+    )
+
+
+def _has_weights(attention: str) -> bool:
+    """Whether ``attention`` has weights; a type this version does not know (a run made by
+    another version) is judged by its AER alone."""
+    return attention not in ATTENTION_TYPES or has_weights(attention)
+
+
+def aer_figure(comparison: Comparison) -> Figure:
+    """AER per variant with attention (bars: head average ± sd; dots: best head)."""
+    title = "Alignment error rate (lower is better)"
+    bars: dict[str, tuple[float, float]] = {}
+    best: dict[str, tuple[float, float]] = {}
+    for v in comparison.variants:
+        aer, best_head = v.stats["aer"], v.stats["aer_best_head"]
+        if not _has_weights(v.attention) or aer.mean is None:
+            continue
+        bars[v.name] = (aer.mean, aer.sd or 0.0)
+        if best_head.mean is not None:
+            best[v.name] = (best_head.mean, best_head.sd or 0.0)
+    if not bars:
+        message = "no AER: no run with attention was scored against gold alignments"
+        return plot_message(message, title=title)
+    return plot_bars(
+        bars,
+        dots=best,
+        labels=("head average", "best head"),
+        ylabel="test AER (mean ± sd over seeds)",
+        title=title,
+        ylim=(0.0, 1.05),
+        value_format=".3f",
+    )
+
+
+def _aligned_steps(runs: Sequence[Run]) -> list[float] | None:
+    """The common validation steps of ``runs``, or ``None`` if they differ."""
+    step_lists = [[h["step"] for h in run.summary.history] for run in runs]
+    return step_lists[0] if all(s == step_lists[0] for s in step_lists) else None
+
+
+def valid_loss_series(variant: Variant) -> dict[str, list[Point]]:
+    """Validation-loss curves of one variant.
+
+    When every seed validated at the same steps: one line, the mean (± sd with several
+    seeds). Otherwise one line per seed, named ``<variant> seed <s>``.
+    """
+    steps = _aligned_steps(variant.runs)
+    if steps is None:
+        return {
+            f"{variant.name} seed {run.seed}": [
+                (h["step"], h["valid_loss"]) for h in run.summary.history
+            ]
+            for run in variant.runs
+            if run.summary.history
+        }
+    if not steps:
+        return {}
+    points: list[Point] = []
+    for k, step in enumerate(steps):
+        stat = mean_sd(run.summary.history[k]["valid_loss"] for run in variant.runs)
+        assert stat.mean is not None
+        points.append((step, stat.mean) if stat.sd is None else (step, (stat.mean, stat.sd)))
+    return {variant.name: points}
+
+
+def valid_loss_figure(comparison: Comparison) -> Figure:
+    """Validation loss against training step, one line per variant (or per seed)."""
+    series: dict[str, list[Point]] = {}
+    for variant in comparison.variants:
+        series |= valid_loss_series(variant)
+    title = "Validation loss (mean ± sd over seeds; per seed where steps differ)"
+    if not series:
+        return plot_message("no run has a validation history", title=title)
+    return plot_lines(series, xlabel="training step", ylabel="validation loss", title=title)
+
+
+def make_figures(comparison: Comparison) -> dict[str, Figure]:
+    """File name -> figure, for every comparison figure."""
+    return {
+        BLEU_BY_LENGTH_FIGURE: bleu_by_length_figure(comparison),
+        AER_FIGURE: aer_figure(comparison),
+        VALID_LOSS_FIGURE: valid_loss_figure(comparison),
+    }

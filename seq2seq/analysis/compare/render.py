@@ -1,0 +1,137 @@
+"""The comparison as text: the markdown report, the CSV table and the JSON document.
+
+Undefined values: an sd of one seed is ``–`` in markdown, empty in CSV and ``null`` in
+JSON; a metric no run of a variant has is ``n/a`` in markdown (empty / ``null``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from typing import Any
+
+from seq2seq.analysis.compare.aggregate import COLUMNS, Comparison, Stat
+
+NO_SD = "–"
+NOT_APPLICABLE = "n/a"
+
+
+def format_stat(stat: Stat, fmt: str, *, show_sd: bool = True) -> str:
+    """``"12.34 ± 0.56"``; ``"12.34 ± –"`` for one value; ``"n/a"`` for none."""
+    if stat.mean is None:
+        return NOT_APPLICABLE
+    mean = format(stat.mean, fmt)
+    if not show_sd:
+        return mean
+    return f"{mean} ± {NO_SD if stat.sd is None else format(stat.sd, fmt)}"
+
+
+def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    align = ["---"] + ["---:"] * (len(header) - 1)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def main_table_lines(comparison: Comparison) -> list[str]:
+    """The markdown lines of the per-variant table."""
+    header = ["variant", "seeds", *(column.label for column in COLUMNS)]
+    rows = [
+        [
+            variant.name,
+            str(len(variant.runs)),
+            *(format_stat(variant.stats[c.key], c.fmt, show_sd=c.show_sd) for c in COLUMNS),
+        ]
+        for variant in comparison.variants
+    ]
+    return _markdown_table(header, rows)
+
+
+def length_table_lines(comparison: Comparison) -> list[str]:
+    """The markdown lines of the variant × source-length-bucket BLEU table."""
+    sizes = comparison.bucket_sizes or {}
+    header = ["variant"] + [f"{b} ({sizes[b]})" if b in sizes else b for b in comparison.buckets]
+    rows = [
+        [variant.name]
+        + [format_stat(variant.bleu_by_length[b], ".2f", show_sd=False) for b in comparison.buckets]
+        for variant in comparison.variants
+    ]
+    return _markdown_table(header, rows)
+
+
+def render_markdown(comparison: Comparison) -> str:
+    """``comparison.md``: a summary line, the main table and the BLEU-by-length table."""
+    n_runs = sum(len(v.runs) for v in comparison.variants)
+    lines = [
+        "# Attention comparison",
+        "",
+        f"{n_runs} run{'s' * (n_runs != 1)} on {', '.join(comparison.datasets)}. Test set, "
+        f"mean ± sd over seeds (sample sd, n−1; {NO_SD} with a single seed; "
+        f"{NOT_APPLICABLE} where a variant has no such value). AER: lower is better; "
+        "head-average, with the best single head for multi-head variants.",
+        "",
+        *main_table_lines(comparison),
+        "",
+        "## Test BLEU by source length",
+        "",
+        "Source length in words; mean over seeds"
+        + ("; test sentences per bucket in brackets." if comparison.bucket_sizes else "."),
+        "",
+        *length_table_lines(comparison),
+    ]
+    if comparison.warnings:
+        lines += ["", "## Warnings", "", *(f"- {w}" for w in comparison.warnings)]
+    return "\n".join(lines) + "\n"
+
+
+def _csv_number(value: float | int | None) -> str:
+    return "" if value is None else repr(value)
+
+
+def csv_header(comparison: Comparison) -> list[str]:
+    """``variant, attention, ...`` then ``<metric>_mean/_sd/_n`` and ``bleu_len_<bucket>_*``."""
+    header = ["variant", "attention", "num_heads", "decoder", "n_seeds", "seeds"]
+    for key in [c.key for c in COLUMNS] + [f"bleu_len_{b}" for b in comparison.buckets]:
+        header += [f"{key}_mean", f"{key}_sd", f"{key}_n"]
+    return header
+
+
+def render_csv(comparison: Comparison) -> str:
+    """``comparison.csv``: one row per variant; empty cells for undefined values."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(csv_header(comparison))
+    for v in comparison.variants:
+        stats = [v.stats[c.key] for c in COLUMNS]
+        stats += [v.bleu_by_length[b] for b in comparison.buckets]
+        row = [v.name, v.attention, v.num_heads, v.decoder, len(v.runs)]
+        row.append(" ".join(map(str, v.seeds)))
+        for stat in stats:
+            row += [_csv_number(stat.mean), _csv_number(stat.sd), stat.n]
+        writer.writerow(row)
+    return out.getvalue()
+
+
+def to_json(comparison: Comparison) -> dict[str, Any]:
+    """``comparison.json``: statistics per variant plus the runs behind them."""
+    return {
+        "datasets": comparison.datasets,
+        "buckets": comparison.buckets,
+        "bucket_sizes": comparison.bucket_sizes,
+        "warnings": comparison.warnings,
+        "variants": [
+            {
+                "variant": v.name,
+                "attention": v.attention,
+                "num_heads": v.num_heads,
+                "decoder": v.decoder,
+                "n_seeds": len(v.runs),
+                "seeds": v.seeds,
+                "runs": [str(r.path) for r in v.runs],
+                "metrics": {key: stat.as_dict() for key, stat in v.stats.items()},
+                "bleu_by_length": {b: s.as_dict() for b, s in v.bleu_by_length.items()},
+            }
+            for v in comparison.variants
+        ],
+    }

@@ -1,0 +1,99 @@
+"""Tests for seq2seq.analysis.compare.aggregate: variants and their statistics over seeds."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from seq2seq.analysis.compare import Stat, build_comparison, load_runs, mean_sd, render_csv
+from seq2seq.errors import UserError
+from tests.test_compare import fake_metrics, fake_sweep, write_run
+
+
+def test_mean_sd_uses_sample_sd() -> None:
+    stat = mean_sd([10.0, 20.0, 30.0])
+    assert stat.mean == pytest.approx(20.0)
+    assert stat.sd == pytest.approx(10.0)  # sqrt(((-10)² + 0 + 10²) / (3 - 1))
+    assert stat.n == 3
+
+
+def test_mean_sd_single_none_and_empty() -> None:
+    assert mean_sd([7.5]) == Stat(7.5, None, 1)
+    assert mean_sd([None, 4.0, None, 6.0]) == Stat(5.0, pytest.approx(math.sqrt(2)), 2)
+    assert mean_sd([None, None]) == Stat(None, None, 0)
+    assert mean_sd([]) == Stat(None, None, 0)
+
+
+def test_aggregation_per_variant(tmp_path: Path) -> None:
+    comparison = build_comparison(load_runs([fake_sweep(tmp_path)]))
+    names = [v.name for v in comparison.variants]
+    assert names == ["none", "additive", "multihead"]
+    none, additive, multihead = comparison.variants
+
+    assert additive.seeds == [0, 1, 2]
+    assert additive.stats["bleu"].mean == pytest.approx(23.0)
+    assert additive.stats["bleu"].sd == pytest.approx(math.sqrt((9 + 1 + 16) / 2))
+    assert additive.stats["chrf"].mean == pytest.approx(46.0)
+    assert additive.stats["exact_match"].mean == pytest.approx(0.23)
+    assert additive.stats["train_seconds"].mean == pytest.approx(6.0)
+    assert additive.stats["train_seconds"].sd == pytest.approx(1.0)
+    assert additive.stats["aer"] == Stat(0.5, 0.0, 3)
+    assert additive.stats["aer_best_head"].n == 0  # only reported for multi-head variants
+    assert additive.bleu_by_length["1-10"].mean == pytest.approx(28.0)
+    assert additive.bleu_by_length["11-20"].mean == pytest.approx(18.0)
+
+    assert none.stats["bleu"] == Stat(pytest.approx(12.0), pytest.approx(2.0), 3)
+    assert none.stats["aer"] == Stat(None, None, 0)
+    assert none.stats["attention_entropy"].mean is None
+
+    assert multihead.stats["bleu"] == Stat(25.0, None, 1)
+    assert multihead.stats["aer_best_head"].mean == pytest.approx(0.3)
+    assert comparison.buckets == ["1-10", "11-20"]
+    assert comparison.bucket_sizes == {"1-10": 8, "11-20": 2}
+    assert comparison.datasets == ["synthetic"]
+
+
+def test_variant_order_and_head_counts(tmp_path: Path) -> None:
+    specs = [("zeta", 1), ("multihead", 4), ("dot", 1), ("multihead", 8), ("none", 0)]
+    for k, (attention, heads) in enumerate(specs):
+        write_run(tmp_path / f"r{k}", fake_metrics(attention, num_heads=heads))
+    comparison = build_comparison(load_runs([tmp_path]))
+    names = [v.name for v in comparison.variants]
+    assert names == ["none", "dot", "multihead-4h", "multihead-8h", "zeta"]
+
+
+def test_decoder_arrangements_of_one_attention_become_separate_variants(tmp_path: Path) -> None:
+    runs = [("additive", "luong", 90.0), ("additive", None, 80.0), ("dot", "luong", 95.0)]
+    for k, (attention, decoder, bleu) in enumerate(runs):
+        write_run(tmp_path / f"r{k}", fake_metrics(attention, decoder=decoder, bleu=bleu))
+    comparison = build_comparison(load_runs([tmp_path]))
+    assert [(v.name, v.decoder) for v in comparison.variants] == [
+        ("additive-bahdanau", "bahdanau"),  # no decoder key: a run made before the option
+        ("additive-luong", "luong"),
+        ("dot", "luong"),
+    ]
+    assert comparison.variants[1].stats["bleu"].mean == 90.0
+    assert "decoder" in render_csv(comparison).splitlines()[0].split(",")
+
+
+def test_buckets_sorted_by_length(tmp_path: Path) -> None:
+    write_run(tmp_path / "a", fake_metrics(by_length={"41+": 1.0, "1-10": 3.0}))
+    write_run(tmp_path / "b", fake_metrics(seed=1, by_length={"11-20": 2.0, "1-10": 5.0}))
+    comparison = build_comparison(load_runs([tmp_path]))
+    assert comparison.buckets == ["1-10", "11-20", "41+"]
+    (variant,) = comparison.variants
+    assert variant.bleu_by_length["1-10"] == Stat(4.0, pytest.approx(math.sqrt(2)), 2)
+    assert variant.bleu_by_length["41+"] == Stat(1.0, None, 1)
+
+
+def test_mixed_datasets_refused_unless_allowed(tmp_path: Path) -> None:
+    write_run(tmp_path / "a", fake_metrics(data="synthetic"))
+    write_run(tmp_path / "b", fake_metrics(seed=1, data="tatoeba"))
+    runs = load_runs([tmp_path])
+    with pytest.raises(UserError, match=r"different datasets.*--allow-mixed-data"):
+        build_comparison(runs)
+    comparison = build_comparison(runs, allow_mixed_data=True)
+    assert comparison.datasets == ["synthetic", "tatoeba"]
+    assert any("different datasets" in w for w in comparison.warnings)
