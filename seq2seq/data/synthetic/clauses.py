@@ -40,24 +40,29 @@ class Clauses:
         table = w.transitive if obj is not None else w.intransitive
         entry = lookup(table, verb, "transitive verb" if obj is not None else "intransitive verb")
         aux, main, cross = self._verb_group(entry, subj.third_singular, tense, negated, question)
+        obj_np = self.nps.np(obj) if obj is not None else None
+        comp_np = self.nps.np(companion) if companion is not None else None
+        # a time phrase after a relative clause would read as that clause's time
+        time_first = time is not None and any(
+            np is not None and np.relative for np in (obj_np, comp_np)
+        )
         parts = {
             "subject": subj.as_subject,
             "time": w.time(time, tense),
             "aux": aux,
-            "companion": self._companion(companion),
+            "companion": self._companion(comp_np),
             "place": w.place(place),
             "verb": main,
-            "object": self.nps.np(obj).as_object if obj is not None else Phrase(),
+            "object": obj_np.as_object if obj_np is not None else Phrase(),
         }
-        return self._finish(parts, question, cross)
+        return self._finish(parts, question, cross, time_first)
 
-    def _companion(self, companion: NounPhrase | str | None) -> Phrase:
+    def _companion(self, companion: NounPhrase | None) -> Phrase:
         """和 玛丽 一起 -> with Mary (一起 unaligned)."""
         if companion is None:
             return Phrase()
         w = self.words
-        np = self.nps.np(companion)
-        return w.function("comitative") + np.as_object + w.marker("together")
+        return w.function("comitative") + companion.as_object + w.marker("together")
 
     def _verb_group(
         self, verb: Verb, third_singular: bool, tense: str, negated: bool, question: bool
@@ -159,15 +164,21 @@ class Clauses:
         return self._finish(parts, question, (("verb", 0, "aux", 0),))
 
     def _finish(
-        self, parts: dict[str, Phrase], question: bool, cross: tuple[CrossLink, ...]
+        self,
+        parts: dict[str, Phrase],
+        question: bool,
+        cross: tuple[CrossLink, ...],
+        time_first: bool = False,
     ) -> Phrase:
-        """Arrange the parts as a statement, or as a question ending in 吗 ？ -> ?."""
+        """Arrange the parts as a statement, or as a question ending in 吗 ？ -> ?;
+        ``time_first`` opens the English clause with its time phrase."""
         w = self.words
+        suffix = "_time_first" if time_first else ""
         if not question:
-            return w.arrange("statement", parts, cross)
+            return w.arrange("statement" + suffix, parts, cross)
         mark = w.fw["question_mark"]
         particle = Phrase((w.fw["question"].zh, mark.zh), mark.en, ((1, 0),))
-        return w.arrange("question", {**parts, "particle": particle}, cross)
+        return w.arrange("question" + suffix, {**parts, "particle": particle}, cross)
 
     def connective(self, zh: str) -> Phrase:
         """A connective by its Chinese text, e.g. ``"， 然后"`` -> ``, and then``."""

@@ -65,6 +65,8 @@ WORD_ORDER_PARTS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = MappingP
     {
         "statement": (frozenset(CLAUSE_PARTS), frozenset(CLAUSE_PARTS)),
         "question": (frozenset((*CLAUSE_PARTS, "particle")),) * 2,
+        "statement_time_first": (frozenset(CLAUSE_PARTS), frozenset(CLAUSE_PARTS)),
+        "question_time_first": (frozenset((*CLAUSE_PARTS, "particle")),) * 2,
         "relative_clause": (
             frozenset({"subject", "time", "verb", "modifier", "head"}),
             frozenset({"article", "head", "relative", "subject", "verb", "time"}),

@@ -109,7 +109,7 @@ class NounPhrases:
             "relative": Phrase((), (w.en.that,)),
         }
         phrase = w.arrange("relative_clause", parts)
-        return NounPhrase(phrase, phrase, head=zh)
+        return NounPhrase(phrase, phrase, head=zh, relative=True)
 
     def subject_relative(self, zh: str, verb: str, obj: NounPhrase | str) -> NounPhrase:
         """喜欢 猫 的 学生 -> the student who likes cats."""
@@ -125,4 +125,4 @@ class NounPhrases:
             "relative": Phrase((), (w.en.who,)),
         }
         phrase = w.arrange("subject_relative_clause", parts)
-        return NounPhrase(phrase, phrase, head=zh)
+        return NounPhrase(phrase, phrase, head=zh, relative=True)

@@ -89,13 +89,18 @@ def arrange(
 
 @dataclass(frozen=True)
 class NounPhrase:
-    """A noun phrase as subject and as object (they differ for pronouns and bare nouns)."""
+    """A noun phrase as subject and as object (they differ for pronouns and bare nouns).
+
+    ``relative``: the English ends in a relative clause, so a time phrase right after it
+    would attach to that clause.
+    """
 
     as_subject: Phrase
     as_object: Phrase
     person: int = 3
     plural: bool = False
     head: str = ""
+    relative: bool = False
 
     @property
     def third_singular(self) -> bool:

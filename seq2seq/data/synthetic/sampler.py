@@ -24,6 +24,22 @@ from seq2seq.data.synthetic.plans import KindSet, Plans
 T = TypeVar("T")
 
 
+def other_than(items: Sequence[T], chosen: T, verb: str) -> T:
+    """``chosen``, or when its ``zh`` is ``verb`` the next item in ``items`` that differs.
+
+    Deterministic (no random draw), so avoiding a clash changes that one sentence only and
+    the rest of the random stream stays as it was.
+    """
+    if chosen.zh != verb:  # type: ignore[attr-defined]
+        return chosen
+    start = items.index(chosen)
+    for step in range(1, len(items)):
+        item = items[(start + step) % len(items)]
+        if item.zh != verb:  # type: ignore[attr-defined]
+            return item
+    return chosen
+
+
 def pick_other(rng: random.Random, items: Sequence[T], avoid: Sequence[str]) -> T:
     """A random item whose ``zh`` is not in ``avoid`` (any item if all are avoided)."""
     for _ in range(8):
@@ -49,9 +65,18 @@ class NounPhraseSampler:
         return pick(rng, self.times_by_tense[tense]).zh
 
     def __call__(
-        self, rng: random.Random, form: str, kinds: tuple[str, ...], avoid: Sequence[str]
+        self,
+        rng: random.Random,
+        form: str,
+        kinds: tuple[str, ...],
+        avoid: Sequence[str],
+        verb: str = "",
     ) -> NounPhrase:
-        """A random noun phrase of ``form`` whose head is of one of ``kinds``."""
+        """A random noun phrase of ``form`` whose head is of one of ``kinds``.
+
+        A relative clause in it does not use ``verb`` (the clause's own verb), which would
+        stutter: "the cook that Mary taught taught ...".
+        """
         ks = self.plans.kind_set(kinds)
         lex = self.lexicon
         if form in ("pronoun", "name", "place", "bare"):
@@ -60,9 +85,9 @@ class NounPhraseSampler:
         if form == "possessive":
             return self.nps.possessive(pick(rng, lex.pronouns).zh, pick(rng, ks.nouns).zh)
         if form in ("relative", "relative_time"):
-            return self._relative(rng, ks, with_time=form == "relative_time")
+            return self._relative(rng, ks, form == "relative_time", verb)
         if form == "subject_relative":
-            return self._subject_relative(rng, ks)
+            return self._subject_relative(rng, ks, verb)
         modified = form in ("modified", "counted_modified", "this_modified")
         if form == "modified":
             noun = pick(rng, ks.modifiable)
@@ -78,16 +103,20 @@ class NounPhraseSampler:
             return self.nps.this(noun.zh, adjective)
         raise ValueError(f"unknown noun-phrase form {form!r}")
 
-    def _relative(self, rng: random.Random, ks: KindSet, with_time: bool) -> NounPhrase:
+    def _relative(
+        self, rng: random.Random, ks: KindSet, with_time: bool, avoid_verb: str
+    ) -> NounPhrase:
         head = pick(rng, ks.relative_heads)
-        verb = pick(rng, self.plans.verbs_by_kind[head.kind])
+        verbs = self.plans.verbs_by_kind[head.kind]
+        verb = other_than(verbs, pick(rng, verbs), avoid_verb)
         subject = pick(rng, self.speakers).zh
         time = self.time(rng, "past") if with_time else None
         return self.nps.relative(head.zh, subject, verb.zh, time)
 
-    def _subject_relative(self, rng: random.Random, ks: KindSet) -> NounPhrase:
+    def _subject_relative(self, rng: random.Random, ks: KindSet, avoid_verb: str) -> NounPhrase:
         head = pick(rng, ks.people)
-        verb = pick(rng, self.lexicon.transitive_verbs)
+        verbs = self.lexicon.transitive_verbs
+        verb = other_than(verbs, pick(rng, verbs), avoid_verb)
         inner = self.plans.kind_set(verb.objects)
         allowed = self.lexicon.sampling.subject_relative_object_forms
         forms = [f for f in allowed if f in inner.forms]
@@ -172,7 +201,7 @@ class Sampler:
     ) -> Phrase:
         """Fill a plan's chosen labels with words and build the clause."""
         tense, negated = chosen["predicate"]
-        subject = self.nps(rng, chosen["subject"], plan.subject_kinds, ())
+        subject = self.nps(rng, chosen["subject"], plan.subject_kinds, (), plan.head)
         avoid = [subject.head]
         if plan.kind == "copula":
             return self._copula(rng, subject, chosen["complement"], negated, question)
