@@ -55,7 +55,9 @@ class Clauses:
             "verb": main,
             "object": obj_np.as_object if obj_np is not None else Phrase(),
         }
-        return self._finish(parts, question, cross, time_first)
+        do_support = question and tense == "present" and not negated
+        maybe = (("verb", 0, "aux", 0),) if do_support else ()
+        return self._finish(parts, question, cross, time_first, maybe)
 
     def _companion(self, companion: NounPhrase | None) -> Phrase:
         """和 玛丽 一起 -> with Mary (一起 unaligned)."""
@@ -87,7 +89,7 @@ class Clauses:
         auxiliary = does if third_singular else do
         if negated:
             return w.negated("negation", auxiliary, True), base, ()
-        if question:  # do-support: unaligned
+        if question:  # do-support: possibly linked to the verb (cross_possible in clause)
             return Phrase((), (auxiliary,)), base, ()
         return Phrase(), w.word(verb.zh, verb.third if third_singular else verb.base), ()
 
@@ -111,13 +113,15 @@ class Clauses:
         entry = lookup(w.adjectives, adjective, "adjective")
         head = w.word(adjective, entry.en)
         degree = Phrase() if negated else w.function("degree")
-        if tense == "future":
+        maybe: tuple[CrossLink, ...] = ()
+        if tense == "future":  # "be" possibly linked to the adjective
             aux = w.future(negated)
-            verb = Phrase((), (w.en.be,)) + degree + head
-        else:
+            verb = w.with_article(degree + head, len(degree.zh), w.en.be)
+        else:  # the copula possibly linked to the adjective
             copula = w.copula(subj, tense)
             aux = w.negated("negation", copula, False) if negated else Phrase((), (copula,))
             verb = degree + head
+            maybe = (("verb", len(degree.zh), "aux", 0),)
         parts = {
             "subject": subj.as_subject,
             "time": w.time(time, tense),
@@ -127,7 +131,7 @@ class Clauses:
             "verb": verb,
             "object": Phrase(),
         }
-        return self._finish(parts, question, ())
+        return self._finish(parts, question, (), cross_possible=maybe)
 
     def copula_clause(
         self,
@@ -151,7 +155,7 @@ class Clauses:
         else:
             rest = modifier + w.word(noun, entry.singular)
             article = w.en.an if rest.en[0][0].lower() in "aeiou" else w.en.a
-            complement = Phrase((), (article,)) + rest
+            complement = w.with_article(rest, len(rest.zh) - 1, article)
         parts = {
             "subject": subj.as_subject,
             "time": Phrase(),
@@ -169,16 +173,18 @@ class Clauses:
         question: bool,
         cross: tuple[CrossLink, ...],
         time_first: bool = False,
+        cross_possible: tuple[CrossLink, ...] = (),
     ) -> Phrase:
         """Arrange the parts as a statement, or as a question ending in 吗 ？ -> ?;
         ``time_first`` opens the English clause with its time phrase."""
         w = self.words
         suffix = "_time_first" if time_first else ""
         if not question:
-            return w.arrange("statement" + suffix, parts, cross)
+            return w.arrange("statement" + suffix, parts, cross, cross_possible)
         mark = w.fw["question_mark"]
         particle = Phrase((w.fw["question"].zh, mark.zh), mark.en, ((1, 0),))
-        return w.arrange("question" + suffix, {**parts, "particle": particle}, cross)
+        with_particle = {**parts, "particle": particle}
+        return w.arrange("question" + suffix, with_particle, cross, cross_possible)
 
     def connective(self, zh: str) -> Phrase:
         """A connective by its Chinese text, e.g. ``"， 然后"`` -> ``, and then``."""

@@ -315,13 +315,14 @@ def _parse_connectives(data: Any) -> tuple[Connective, ...]:
             )
         except ValueError as err:
             raise GrammarFileError(f"{where}.align: {err}") from None
-        if {i for i, _ in links} != set(range(len(zh))):
+        if {i for i, _ in links.sure} != set(range(len(zh))):
             raise GrammarFileError(f"{where}.align must link every Chinese word")
         before_question = _get(item, "before_question", where, False)
         if not isinstance(before_question, bool):
             raise GrammarFileError(f"{where}.before_question must be true or false")
         weight = _number(_get(item, "weight", where, 1), f"{where}.weight")
-        connectives.append(Connective(Phrase(zh, en, links), weight, before_question))
+        phrase = Phrase(zh, en, links.sure, links.possible)
+        connectives.append(Connective(phrase, weight, before_question))
     if not any(c.weight for c in connectives):
         raise GrammarFileError("connectives need at least one positive weight")
     return tuple(connectives)

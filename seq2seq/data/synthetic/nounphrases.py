@@ -9,8 +9,14 @@ from __future__ import annotations
 
 from seq2seq.data.synthetic.checks import lookup
 from seq2seq.data.synthetic.entries import Noun
-from seq2seq.data.synthetic.phrase import NounPhrase, Phrase
+from seq2seq.data.synthetic.phrase import CrossLink, NounPhrase, Phrase
 from seq2seq.data.synthetic.words import Words
+
+#: Possible links in a relative clause: the article to the head noun, "that" / "who" to 的.
+_ARTICLE_AND_RELATIVE: tuple[CrossLink, ...] = (
+    ("head", 0, "article", 0),
+    ("modifier", 0, "relative", 0),
+)
 
 
 class NounPhrases:
@@ -38,7 +44,7 @@ class NounPhrases:
         singular = w.word(zh, noun.singular)
         if noun.mass:
             return NounPhrase(singular, singular, head=zh)
-        return NounPhrase(w.the + singular, w.word(zh, noun.plural), head=zh)
+        return NounPhrase(w.with_article(singular, 0), w.word(zh, noun.plural), head=zh)
 
     def modified(self, zh: str, adjective: str) -> NounPhrase:
         """新 的 书: subject ``the new book``, object ``new books``."""
@@ -48,7 +54,8 @@ class NounPhrases:
         singular = mod + w.word(zh, noun.singular)
         if noun.mass:
             return NounPhrase(singular, singular, head=zh)
-        return NounPhrase(w.the + singular, mod + w.word(zh, noun.plural), head=zh)
+        subject = w.with_article(singular, len(singular.zh) - 1)
+        return NounPhrase(subject, mod + w.word(zh, noun.plural), head=zh)
 
     def _count_noun(self, zh: str) -> Noun:
         noun = lookup(self.words.nouns, zh, "noun")
@@ -108,7 +115,7 @@ class NounPhrases:
             "article": w.the,
             "relative": Phrase((), (w.en.that,)),
         }
-        phrase = w.arrange("relative_clause", parts)
+        phrase = w.arrange("relative_clause", parts, (), _ARTICLE_AND_RELATIVE)
         return NounPhrase(phrase, phrase, head=zh, relative=True)
 
     def subject_relative(self, zh: str, verb: str, obj: NounPhrase | str) -> NounPhrase:
@@ -124,5 +131,5 @@ class NounPhrases:
             "article": w.the,
             "relative": Phrase((), (w.en.who,)),
         }
-        phrase = w.arrange("subject_relative_clause", parts)
+        phrase = w.arrange("subject_relative_clause", parts, (), _ARTICLE_AND_RELATIVE)
         return NounPhrase(phrase, phrase, head=zh, relative=True)

@@ -42,13 +42,23 @@ class Words:
         self._cache: dict[tuple[str, tuple[str, ...]], Phrase] = {}
 
     def word(self, zh: str, en: tuple[str, ...]) -> Phrase:
-        """A lexicon word: linked to every English word except articles and relatives."""
+        """A lexicon word: linked to every English word except articles and relatives,
+        which get possible links (公园 -> the park: 公园-park sure, 公园-the possible)."""
         key = (zh, en)
         phrase = self._cache.get(key)
         if phrase is None:
             links = tuple((0, j) for j, word in enumerate(en) if word not in self.unaligned_tgt)
-            phrase = self._cache[key] = Phrase((zh,), en, links)
+            maybe = tuple((0, j) for j, word in enumerate(en) if word in self.unaligned_tgt)
+            phrase = self._cache[key] = Phrase((zh,), en, links, maybe)
         return phrase
+
+    def with_article(self, phrase: Phrase, head: int, article: str | None = None) -> Phrase:
+        """``the`` (or ``article``) before ``phrase``, possibly linked to its noun, Chinese
+        word ``head`` of the phrase: 书 -> the book (书-book sure, 书-the possible)."""
+        en = (article or self.en.the, *phrase.en)
+        links = tuple((i, j + 1) for i, j in phrase.links)
+        maybe = ((head, 0), *((i, j + 1) for i, j in phrase.possible))
+        return Phrase(phrase.zh, en, links, maybe)
 
     def marker(self, role: str) -> Phrase:
         """A Chinese function word with no English of its own (的, 吗, 了 ...)."""
@@ -112,8 +122,12 @@ class Words:
         return self.word(adjective, entry.en) + self.marker("modifier")
 
     def arrange(
-        self, construction: str, parts: Mapping[str, Phrase], cross: Iterable[CrossLink] = ()
+        self,
+        construction: str,
+        parts: Mapping[str, Phrase],
+        cross: Iterable[CrossLink] = (),
+        cross_possible: Iterable[CrossLink] = (),
     ) -> Phrase:
         """Lay out ``parts`` in the file's word order for ``construction``."""
         zh_order, en_order = self.lexicon.word_order[construction]
-        return arrange(parts, zh_order, en_order, cross)
+        return arrange(parts, zh_order, en_order, cross, cross_possible)
