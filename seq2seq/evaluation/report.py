@@ -38,8 +38,9 @@ def evaluate_run(
                 f"--data-dir {data_dir} does not exist; pass the folder holding {split}.tsv"
             )
         data.dir, data.path, data.synthetic = data_dir, None, False
-    pairs = load_splits(data, run.config["seed"])[split]
-    dataset = ParallelDataset(pairs, run.src_vocab, run.tgt_vocab)
+    splits = load_splits(data, run.config["seed"])
+    dataset = ParallelDataset(splits[split], run.src_vocab, run.tgt_vocab)
+    valid = ParallelDataset(splits["valid"], run.src_vocab, run.tgt_vocab)
     scores, _ = evaluate_dataset(
         run.model,
         dataset,
@@ -47,6 +48,7 @@ def evaluate_run(
         batch_size=batch_size,
         device=next(run.model.parameters()).device,
         beam_size=beam_size,
+        select_head_on=("valid", valid) if split != "valid" else None,
     )
     metrics_path = Path(run_dir) / "metrics.json"
     summary: dict[str, Any] = {}

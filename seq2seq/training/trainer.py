@@ -372,5 +372,6 @@ class Trainer:
             batch_size=self.cfg.train.eval_batch_size,
             device=self.device,
             beam_size=self.cfg.train.beam_size,
+            select_head_on=("valid", self.valid_set),
         )
         return scores
