@@ -39,7 +39,7 @@ class Clauses:
         subj = self.nps.np(subject)
         table = w.transitive if obj is not None else w.intransitive
         entry = lookup(table, verb, "transitive verb" if obj is not None else "intransitive verb")
-        aux, main, cross = self._verb_group(entry, subj.third_singular, tense, negated, question)
+        aux, main, cross = verb_group(w, entry, subj.third_singular, tense, negated, question)
         obj_np = self.nps.np(obj) if obj is not None else None
         comp_np = self.nps.np(companion) if companion is not None else None
         # a time phrase after a relative clause would read as that clause's time
@@ -65,33 +65,6 @@ class Clauses:
             return Phrase()
         w = self.words
         return w.function("comitative") + companion.as_object + w.marker("together")
-
-    def _verb_group(
-        self, verb: Verb, third_singular: bool, tense: str, negated: bool, question: bool
-    ) -> tuple[Phrase, Phrase, tuple[CrossLink, ...]]:
-        """The auxiliary part and the verb part of a verb clause, plus any link between them."""
-        w = self.words
-        do, does, did = w.en.do
-        base = w.word(verb.zh, verb.base)
-        if tense == "future":
-            return w.future(negated), base, ()
-        if tense == "past":
-            if negated:
-                return w.negated("past_negation", did, True), base, ()
-            if question:  # 吃 了 ... 吗 -> did ... eat: 了 links "did"
-                return (
-                    Phrase((), (did,)),
-                    base + w.marker("perfective"),
-                    (("verb", 1, "aux", 0),),
-                )
-            past = w.word(verb.zh, verb.past) + w.marker("perfective")
-            return Phrase(), Phrase(past.zh, past.en, (*past.links, (1, 0))), ()
-        auxiliary = does if third_singular else do
-        if negated:
-            return w.negated("negation", auxiliary, True), base, ()
-        if question:  # do-support: possibly linked to the verb (cross_possible in clause)
-            return Phrase((), (auxiliary,)), base, ()
-        return Phrase(), w.word(verb.zh, verb.third if third_singular else verb.base), ()
 
     def adjective_clause(
         self,
@@ -189,3 +162,31 @@ class Clauses:
     def connective(self, zh: str) -> Phrase:
         """A connective by its Chinese text, e.g. ``"， 然后"`` -> ``, and then``."""
         return lookup(self.words.connectives, zh, "connective").phrase
+
+
+def verb_group(
+    w: Words, verb: Verb, third_singular: bool, tense: str, negated: bool, question: bool
+) -> tuple[Phrase, Phrase, tuple[CrossLink, ...]]:
+    """The auxiliary part and the verb part of a verb clause, plus any link between them
+    (agreement, do-support, tense: 吃 了 -> ate, 没 吃 -> did not eat, 会 吃 -> will eat)."""
+    do, does, did = w.en.do
+    base = w.word(verb.zh, verb.base)
+    if tense == "future":
+        return w.future(negated), base, ()
+    if tense == "past":
+        if negated:
+            return w.negated("past_negation", did, True), base, ()
+        if question:  # 吃 了 ... 吗 -> did ... eat: 了 links "did"
+            return (
+                Phrase((), (did,)),
+                base + w.marker("perfective"),
+                (("verb", 1, "aux", 0),),
+            )
+        past = w.word(verb.zh, verb.past) + w.marker("perfective")
+        return Phrase(), Phrase(past.zh, past.en, (*past.links, (1, 0))), ()
+    auxiliary = does if third_singular else do
+    if negated:
+        return w.negated("negation", auxiliary, True), base, ()
+    if question:  # do-support: possibly linked to the verb (cross_possible in clause)
+        return Phrase((), (auxiliary,)), base, ()
+    return Phrase(), w.word(verb.zh, verb.third if third_singular else verb.base), ()
