@@ -9,7 +9,15 @@ import pytest
 import torch
 
 from seq2seq.data.batching import BucketBatchSampler, ParallelDataset, padding_share
-from seq2seq.data.corpus import Pair, TsvFormat, read_tsv, tokenize_tgt, write_tsv
+from seq2seq.data.corpus import (
+    GoldLinks,
+    Pair,
+    TsvFormat,
+    parse_alignment,
+    read_tsv,
+    tokenize_tgt,
+    write_tsv,
+)
 from seq2seq.data.loading import split_single_file
 from seq2seq.data.vocab import SPECIALS, Vocab
 from seq2seq.errors import UserError
@@ -32,6 +40,32 @@ def test_tsv_round_trip(tmp_path):
     assert (
         path.read_text(encoding="utf-8").splitlines()[0] == "我 爱 中国\tI love China\t0-0 1-1 2-2"
     )
+
+
+def test_possible_links_round_trip(tmp_path):
+    """``i?j`` is a possible link: read into ``possible``, written back the same way."""
+    pair = Pair(
+        ("我", "买", "的", "书"),
+        ("the", "book", "that", "I", "bought"),
+        ((0, 3), (1, 4), (3, 1)),
+        ((2, 2), (3, 0)),
+    )
+    path = tmp_path / "c.tsv"
+    write_tsv(path, [pair])
+    line = path.read_text(encoding="utf-8").splitlines()[0]
+    assert line.endswith("\t0-3 1-4 3-1 2?2 3?0")
+    assert read_tsv(path) == [pair]
+    assert pair.possible_links == ((0, 3), (1, 4), (2, 2), (3, 0), (3, 1))
+
+
+def test_plain_links_read_as_all_sure_and_sure_wins():
+    assert parse_alignment("0-0 1-1", 2, 2) == GoldLinks(((0, 0), (1, 1)), ())
+    assert parse_alignment("0-0 0?0 1?1", 2, 2) == GoldLinks(((0, 0),), ((1, 1),))
+    for bad in ("0?", "0??1", "a?1", "0-1?2"):
+        with pytest.raises(ValueError, match="bad alignment link"):
+            parse_alignment(bad, 3, 3)
+    with pytest.raises(ValueError, match="out of range"):
+        parse_alignment("0?5", 3, 3)
 
 
 def test_blank_lines_are_skipped_and_columns_configurable(tmp_path):

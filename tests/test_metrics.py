@@ -238,6 +238,50 @@ def test_aer_empty() -> None:
         alignment_error_rate([set()], [])
 
 
+def test_aer_with_possible_links_by_hand() -> None:
+    """Och & Ney: 1 - (|A∩S| + |A∩P|) / (|A| + |S|), with S ⊂ P.
+
+    "the book": S = {书-book}, P = S + {书-the}. Attention that puts "the" on 书 is not
+    charged; one that puts it on 买 is.
+    """
+    sure = [{(1, 1)}]
+    possible = [{(1, 1), (1, 0)}]
+    on_noun = [{(1, 0), (1, 1)}]  # |A∩S| = 1, |A∩P| = 2, |A| = 2, |S| = 1
+    assert alignment_error_rate(on_noun, sure, possible) == 0.0
+    assert alignment_error_rate(on_noun, sure) == pytest.approx(1 - 2 / 3)  # sure only
+    elsewhere = [{(0, 0), (1, 1)}]  # |A∩S| = 1, |A∩P| = 1  ->  1 - 2/3
+    assert alignment_error_rate(elsewhere, sure, possible) == pytest.approx(1 - 2 / 3)
+    # two sentences, counts summed: A∩S = 1 + 0, A∩P = 2 + 1, |A| = 2 + 2, |S| = 1 + 2
+    sure2 = [{(1, 1)}, {(0, 0), (1, 1)}]
+    possible2 = [{(1, 0)}, {(0, 1)}]  # possible-only links: S is added to P
+    predicted = [{(1, 0), (1, 1)}, {(0, 1), (1, 0)}]
+    assert alignment_error_rate(predicted, sure2, possible2) == pytest.approx(1 - 4 / 7)
+    with pytest.raises(ValueError):
+        alignment_error_rate(predicted, sure2, possible2[:1])
+
+
+def test_alignment_scores_report_possible_and_sure_only() -> None:
+    # target "the book" over source "买 书": "the" (row 0) attends to 书 (column 1)
+    w = one_hot_attention({0: 1, 1: 1}, src_len=2, tgt_len=2)
+    scores = alignment_scores([w], [2], [2], [[(1, 1)]], [[(1, 0), (1, 1)]])
+    assert scores["aer"] == 0.0
+    assert scores["aer_sure_only"] == pytest.approx(1 - 2 / 3)
+    assert alignment_scores([w], [2], [2], [[(1, 1)]])["aer"] == scores["aer_sure_only"]
+
+
+def test_alignment_scores_report_a_head_chosen_elsewhere() -> None:
+    """A head picked on validation is reported on test even if another head is better there."""
+    good = one_hot_attention({0: 0, 1: 1}, src_len=2, tgt_len=2)
+    bad = one_hot_attention({0: 1, 1: 0}, src_len=2, tgt_len=2)
+    weights = np.stack([good, bad])
+    gold = [[(0, 0), (1, 1)]]
+    assert alignment_scores([weights], [2], [2], gold)["best_head"] == 0
+    chosen = alignment_scores([weights], [2], [2], gold, head=1)
+    assert chosen["best_head"] == 1 and chosen["aer_best_head"] == 1.0
+    with pytest.raises(ValueError, match="head 2"):
+        alignment_scores([weights], [2], [2], gold, head=2)
+
+
 def test_attention_entropy() -> None:
     one_hot = np.eye(3, 4)
     uniform = np.full((2, 4), 0.25)
@@ -279,7 +323,9 @@ def test_alignment_scores_single_head() -> None:
 def test_alignment_scores_empty_and_errors() -> None:
     assert alignment_scores([], [], [], []) == {
         "aer": 0.0,
+        "aer_sure_only": 0.0,
         "aer_best_head": 0.0,
+        "best_head": 0,
         "aer_per_head": [],
         "entropy": 0.0,
     }

@@ -1,7 +1,10 @@
 """Parallel corpora on disk: one pair per line, ``zh<TAB>en[<TAB>alignment]``.
 
-An alignment is written in Pharaoh format: space-separated ``i-j`` links, 0-based
-(source index ``i``, target index ``j``), sure links only; unaligned tokens are left out.
+An alignment is written in Pharaoh format: space-separated links, 0-based (source index
+``i``, target index ``j``): ``i-j`` is a *sure* link, ``i?j`` a *possible* one (a link a
+linguist would accept but not require, e.g. English "the" to its noun); unaligned tokens
+are left out. A file with only ``i-j`` links reads as all sure. Och & Ney's AER scores
+attention against both sets (sure S, possible P = S plus the ``i?j`` links).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write_text
@@ -22,12 +26,26 @@ SPLITS = ("train", "valid", "test")
 class Pair:
     """One sentence pair, already tokenized.
 
-    ``alignment`` holds gold ``(src_index, tgt_index)`` links, or ``None`` when unknown.
+    ``alignment`` holds the gold *sure* ``(src_index, tgt_index)`` links, or ``None`` when
+    unknown; ``possible`` the links that are possible only (``i?j``), never also sure.
     """
 
     src: tuple[str, ...]
     tgt: tuple[str, ...]
     alignment: Alignment | None = None
+    possible: Alignment = ()
+
+    @property
+    def possible_links(self) -> Alignment:
+        """The possible set P of AER: sure and possible-only links, sorted (P ⊇ S)."""
+        return tuple(sorted({*(self.alignment or ()), *self.possible}))
+
+
+class GoldLinks(NamedTuple):
+    """A parsed alignment: sure links (``i-j``) and possible-only links (``i?j``)."""
+
+    sure: Alignment
+    possible: Alignment = ()
 
 
 @dataclass(frozen=True)
@@ -47,29 +65,44 @@ class TsvFormat:
     split_tgt_punct: bool = False
 
 
-def format_alignment(alignment: Iterable[tuple[int, int]]) -> str:
-    """``[(0, 0), (2, 1)]`` -> ``"0-0 2-1"``."""
-    return " ".join(f"{i}-{j}" for i, j in alignment)
+def format_alignment(
+    alignment: Iterable[tuple[int, int]], possible: Iterable[tuple[int, int]] = ()
+) -> str:
+    """``[(0, 0), (2, 1)]``, ``[(1, 1)]`` -> ``"0-0 2-1 1?1"``: the sure links in their
+    order, then the possible ones not already sure."""
+    sure = list(alignment)
+    known = set(sure)
+    links = [f"{i}-{j}" for i, j in sure]
+    links += [f"{i}?{j}" for i, j in possible if (i, j) not in known]
+    return " ".join(links)
 
 
-def parse_alignment(text: str, src_len: int, tgt_len: int) -> Alignment:
-    """Parse Pharaoh links and check every index is inside the sentence pair.
+_LINK = re.compile(r"([0-9]+)([-?])([0-9]+)")
+
+
+def parse_alignment(text: str, src_len: int, tgt_len: int) -> GoldLinks:
+    """Parse Pharaoh links (``i-j`` sure, ``i?j`` possible) and check every index is inside
+    the sentence pair; a link given as both counts as sure.
 
     Raises ``ValueError`` with a short reason (the caller adds file and line).
     """
-    links = []
+    sure: list[tuple[int, int]] = []
+    possible: list[tuple[int, int]] = []
     for link in text.split():
-        parts = link.split("-")
-        if len(parts) != 2 or not all(p.isdigit() for p in parts):
-            raise ValueError(f"bad alignment link {link!r} (expected i-j with 0-based integers)")
-        i, j = int(parts[0]), int(parts[1])
+        match = _LINK.fullmatch(link)
+        if match is None:
+            raise ValueError(
+                f"bad alignment link {link!r} (expected i-j or i?j with 0-based integers)"
+            )
+        i, j = int(match[1]), int(match[3])
         if i >= src_len or j >= tgt_len:
             raise ValueError(
                 f"alignment link {link!r} is out of range for {src_len} source "
                 f"and {tgt_len} target tokens"
             )
-        links.append((i, j))
-    return tuple(links)
+        (sure if match[2] == "-" else possible).append((i, j))
+    sure_set = set(sure)
+    return GoldLinks(tuple(sure), tuple(link for link in possible if link not in sure_set))
 
 
 def tokenize_src(text: str, char_level: bool) -> tuple[str, ...]:
@@ -120,13 +153,16 @@ def read_tsv(path: str | Path, fmt: TsvFormat = TsvFormat()) -> list[Pair]:
         tgt = tokenize_tgt(fields[fmt.tgt_column], fmt.lowercase_tgt, fmt.split_tgt_punct)
         if not src or not tgt:
             raise UserError(f"{path}:{line_no}: empty source or target sentence")
-        alignment = None
+        gold = None
         if fmt.alignment_column is not None and len(fields) > fmt.alignment_column:
             try:
-                alignment = parse_alignment(fields[fmt.alignment_column], len(src), len(tgt))
+                gold = parse_alignment(fields[fmt.alignment_column], len(src), len(tgt))
             except ValueError as err:
                 raise UserError(f"{path}:{line_no}: {err}") from None
-        pairs.append(Pair(src, tgt, alignment))
+        if gold is None:
+            pairs.append(Pair(src, tgt))
+        else:
+            pairs.append(Pair(src, tgt, gold.sure, gold.possible))
     return pairs
 
 
@@ -136,6 +172,6 @@ def write_tsv(path: str | Path, pairs: Sequence[Pair]) -> None:
     for pair in pairs:
         fields = [" ".join(pair.src), " ".join(pair.tgt)]
         if pair.alignment is not None:
-            fields.append(format_alignment(pair.alignment))
+            fields.append(format_alignment(pair.alignment, pair.possible))
         lines.append("\t".join(fields) + "\n")
     atomic_write_text(path, "".join(lines))

@@ -195,28 +195,37 @@ def hard_alignment(weights: np.ndarray, src_len: int, tgt_len: int) -> set[Link]
 
 
 def alignment_error_rate(
-    predicted: Sequence[Iterable[Link]], gold: Sequence[Iterable[Link]]
+    predicted: Sequence[Iterable[Link]],
+    sure: Sequence[Iterable[Link]],
+    possible: Sequence[Iterable[Link]] | None = None,
 ) -> float:
     """Corpus-level alignment error rate (Och & Ney 2003) in 0–1.
 
-    ``AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|)`` with the gold links as both the sure set
-    ``S`` and the possible set ``P``, so ``AER = 1 - 2|A∩S| / (|A| + |S|)``. The counts are
-    summed over all sentences before dividing (not a mean of sentence AERs). If there are
-    no predicted and no gold links at all, AER is 0.0.
+    ``AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|)`` with predicted links ``A``, sure gold links
+    ``S`` and possible gold links ``P``. ``possible=None`` uses ``P = S`` (then
+    ``AER = 1 - 2|A∩S| / (|A| + |S|)``); otherwise ``P`` is taken as ``possible ∪ sure``, so
+    ``P ⊇ S`` holds even if ``possible`` lists only the possible-only links. A predicted
+    link in ``P`` costs nothing; a sure link missed costs recall. The counts are summed over
+    all sentences before dividing (not a mean of sentence AERs). If there are no predicted
+    and no sure links at all, AER is 0.0.
     """
-    _check_parallel(predicted, gold)
-    n_both = n_pred = n_gold = 0
-    for pred_links, gold_links in zip(predicted, gold, strict=True):
-        if gold_links is None:
+    _check_parallel(predicted, sure)
+    if possible is not None:
+        _check_parallel(predicted, possible)
+    n_sure = n_possible = n_pred = n_gold = 0
+    for k, (pred_links, sure_links) in enumerate(zip(predicted, sure, strict=True)):
+        if sure_links is None:
             raise ValueError("a gold alignment is None; drop sentences without gold links")
         a = {(int(i), int(j)) for i, j in pred_links}
-        s = {(int(i), int(j)) for i, j in gold_links}
-        n_both += len(a & s)
+        s = {(int(i), int(j)) for i, j in sure_links}
+        p = s if possible is None else s | {(int(i), int(j)) for i, j in possible[k]}
+        n_sure += len(a & s)
+        n_possible += len(a & p)
         n_pred += len(a)
         n_gold += len(s)
     if n_pred + n_gold == 0:
         return 0.0
-    return 1.0 - 2.0 * n_both / (n_pred + n_gold)
+    return 1.0 - (n_sure + n_possible) / (n_pred + n_gold)
 
 
 def attention_entropy(weights: Sequence[np.ndarray] | np.ndarray) -> float:
@@ -257,21 +266,28 @@ def alignment_scores(
     src_lens: Sequence[int],
     tgt_lens: Sequence[int],
     gold: Sequence[Iterable[Link]],
-) -> dict[str, float | list[float]]:
+    possible: Sequence[Iterable[Link]] | None = None,
+    head: int | None = None,
+) -> dict[str, float | int | list[float]]:
     """AER and entropy of (multi-head) attention against gold alignments.
 
     ``weights_list[k]`` has shape ``(heads, T_t, T_s)`` (a 2-D ``(T_t, T_s)`` array counts as
     one head), with the same number of heads for every sentence; ``src_lens[k]`` and
-    ``tgt_lens[k]`` count words (no ``<eos>``) and ``gold[k]`` holds the gold links.
+    ``tgt_lens[k]`` count words (no ``<eos>``), ``gold[k]`` holds the sure gold links and
+    ``possible[k]`` the possible ones (``None``: possible = sure).
 
     Returns a dict with:
 
-    * ``"aer"``: corpus AER of the head-averaged attention;
-    * ``"aer_per_head"``: list of each head's corpus AER;
-    * ``"aer_best_head"``: ``min(aer_per_head)`` (equal to ``"aer"`` for one head);
+    * ``"aer"``: corpus AER of the head-averaged attention, against sure and possible links;
+    * ``"aer_sure_only"``: the same with possible = sure (the figure reported before
+      possible links existed, kept for continuity);
+    * ``"aer_per_head"``: list of each head's corpus AER (sure and possible);
+    * ``"best_head"``: ``head`` when given (a head chosen on another split, e.g. validation,
+      so the test figure is not picked on test), else the head with the lowest AER here;
+    * ``"aer_best_head"``: ``aer_per_head[best_head]`` (equal to ``"aer"`` for one head);
     * ``"entropy"``: :func:`attention_entropy` of the head-averaged attention.
 
-    An empty corpus gives 0.0 everywhere and an empty ``"aer_per_head"``.
+    An empty corpus gives 0.0 everywhere, head 0 and an empty ``"aer_per_head"``.
     """
     n = len(weights_list)
     if not (len(src_lens) == len(tgt_lens) == len(gold) == n):
@@ -280,19 +296,28 @@ def alignment_scores(
             f"and {len(gold)} gold alignments; they must be parallel"
         )
     if n == 0:
-        return {"aer": 0.0, "aer_best_head": 0.0, "aer_per_head": [], "entropy": 0.0}
+        return {
+            "aer": 0.0,
+            "aer_sure_only": 0.0,
+            "aer_best_head": 0.0,
+            "best_head": 0,
+            "aer_per_head": [],
+            "entropy": 0.0,
+        }
 
     stacks = [_as_heads(w) for w in weights_list]
     n_heads = stacks[0].shape[0]
     if any(s.shape[0] != n_heads for s in stacks):
         raise ValueError("every sentence's attention must have the same number of heads")
+    if head is not None and not 0 <= head < n_heads:
+        raise ValueError(f"head {head} does not exist; the attention has {n_heads} heads")
 
     averaged = [s.mean(axis=0) for s in stacks]
     gold_sets = list(gold)
     mean_pred = [
         hard_alignment(w, s, t) for w, s, t in zip(averaged, src_lens, tgt_lens, strict=True)
     ]
-    aer = alignment_error_rate(mean_pred, gold_sets)
+    aer = alignment_error_rate(mean_pred, gold_sets, possible)
     if n_heads == 1:
         per_head = [aer]
     else:
@@ -303,12 +328,16 @@ def alignment_scores(
                     for st, s, t in zip(stacks, src_lens, tgt_lens, strict=True)
                 ],
                 gold_sets,
+                possible,
             )
             for h in range(n_heads)
         ]
+    best = head if head is not None else int(np.argmin(per_head))
     return {
         "aer": aer,
-        "aer_best_head": min(per_head),
+        "aer_sure_only": alignment_error_rate(mean_pred, gold_sets),
+        "aer_best_head": per_head[best],
+        "best_head": best,
         "aer_per_head": per_head,
         "entropy": attention_entropy(averaged),
     }

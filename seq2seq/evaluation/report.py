@@ -37,8 +37,9 @@ def evaluate_run(
                 f"--data-dir {data_dir} does not exist; pass the folder holding {split}.tsv"
             )
         data.dir, data.path, data.synthetic = data_dir, None, False
-    pairs = load_splits(data, run.config["seed"])[split]
-    dataset = ParallelDataset(pairs, run.src_vocab, run.tgt_vocab)
+    splits = load_splits(data, run.config["seed"])
+    dataset = ParallelDataset(splits[split], run.src_vocab, run.tgt_vocab)
+    valid = ParallelDataset(splits["valid"], run.src_vocab, run.tgt_vocab)
     scores, _ = evaluate_dataset(
         run.model,
         dataset,
@@ -46,6 +47,7 @@ def evaluate_run(
         batch_size=batch_size,
         device=next(run.model.parameters()).device,
         beam_size=beam_size,
+        select_head_on=("valid", valid) if split != "valid" else None,
     )
     record_scores(Path(run_dir) / METRICS_FILE, split, scores)
     return scores

@@ -67,10 +67,17 @@ def translate_dataset(
 
 
 def attention_scores(
-    model: Seq2Seq, dataset: ParallelDataset, *, batch_size: int, device: torch.device
-) -> dict[str, float | list[float]]:
-    """AER (head average and best head) and entropy of teacher-forced attention vs gold."""
-    weights, src_lens, tgt_lens, gold = [], [], [], []
+    model: Seq2Seq,
+    dataset: ParallelDataset,
+    *,
+    batch_size: int,
+    device: torch.device,
+    head: int | None = None,
+) -> dict[str, float | int | list[float]]:
+    """AER (against sure and possible gold links, and sure only), per-head AER and entropy of
+    teacher-forced attention; see :func:`metrics.alignment_scores` (``head``: the head to
+    report as best, chosen on another split)."""
+    weights, src_lens, tgt_lens, sure, possible = [], [], [], [], []
     for batch in eval_batches(dataset, batch_size, device):
         trimmed = extract_attention_weights(model, batch, reference=True, trim=True)
         for index, array in zip(batch.indices.tolist(), trimmed, strict=True):
@@ -78,8 +85,9 @@ def attention_scores(
             weights.append(array)
             src_lens.append(len(pair.src))
             tgt_lens.append(len(pair.tgt))
-            gold.append(pair.alignment or ())
-    return metrics.alignment_scores(weights, src_lens, tgt_lens, gold)
+            sure.append(pair.alignment or ())
+            possible.append(pair.possible_links)
+    return metrics.alignment_scores(weights, src_lens, tgt_lens, sure, possible, head)
 
 
 def evaluate_dataset(
@@ -91,13 +99,20 @@ def evaluate_dataset(
     device: torch.device,
     beam_size: int = 1,
     full: bool = True,
+    select_head_on: tuple[str, ParallelDataset] | None = None,
 ) -> tuple[dict, list[list[str]]]:
     """Metrics of ``model`` on ``dataset`` and its translations.
 
     Always: loss, bleu, exact_match. With ``full``: chrf, token_accuracy, bleu_by_length
     (bucket -> BLEU) with counts, bleu_signature, and — when the model has attention and
-    every pair has a gold alignment — aer, aer_best_head, aer_per_head, attention_entropy
-    (else None).
+    every pair has a gold alignment — aer (sure and possible links), aer_sure_only,
+    aer_per_head, best_head, aer_best_head, best_head_split, attention_entropy (else None).
+
+    The best head is picked on ``select_head_on`` = (name, split) — pass
+    ``("valid", valid_set)`` when scoring test, so the reported head is not chosen on test —
+    and reported on ``dataset``; ``best_head_split`` names the split it was picked on
+    (``"same"``: ``dataset`` itself, used without ``select_head_on`` or when that split
+    has no gold links).
     """
     hypotheses = translate_dataset(
         model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size
@@ -120,17 +135,32 @@ def evaluate_dataset(
         "bleu_signature": bleu.signature,
         "beam_size": beam_size,
         "aer": None,
+        "aer_sure_only": None,
         "aer_best_head": None,
+        "best_head": None,
+        "best_head_split": None,
         "aer_per_head": None,
         "attention_entropy": None,
     }
-    has_gold = all(p.alignment is not None for p in dataset.pairs)
-    if model.attention.has_weights and has_gold:
-        scores = attention_scores(model, dataset, batch_size=batch_size, device=device)
+    if model.attention.has_weights and _has_gold(dataset):
+        head, head_split = None, "same"
+        if select_head_on is not None:
+            name, selection = select_head_on
+            if selection.pairs and _has_gold(selection):
+                chosen = attention_scores(model, selection, batch_size=batch_size, device=device)
+                head, head_split = int(chosen["best_head"]), name
+        scores = attention_scores(model, dataset, batch_size=batch_size, device=device, head=head)
         result |= {
             "aer": scores["aer"],
+            "aer_sure_only": scores["aer_sure_only"],
             "aer_best_head": scores["aer_best_head"],
+            "best_head": scores["best_head"],
+            "best_head_split": head_split,
             "aer_per_head": scores["aer_per_head"],
             "attention_entropy": scores["entropy"],
         }
     return result, hypotheses
+
+
+def _has_gold(dataset: ParallelDataset) -> bool:
+    return all(p.alignment is not None for p in dataset.pairs)

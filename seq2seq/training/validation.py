@@ -132,5 +132,6 @@ def evaluate_best(trainer: Trainer) -> dict[str, Any]:
         batch_size=trainer.cfg.train.eval_batch_size,
         device=trainer.device,
         beam_size=trainer.cfg.train.beam_size,
+        select_head_on=("valid", trainer.valid_set),
     )
     return scores

@@ -1,15 +1,16 @@
-"""The lexicon of ``data/grammar.yaml``: its entries, and the parser that reads and checks them.
+"""The parser of ``data/grammar.yaml``: reads the file and checks each section.
 
 :func:`load_lexicon` reads a grammar file and :func:`parse_lexicon` turns its YAML
-document into a type-checked :class:`Lexicon` (pronouns, nouns, verbs ..., function
-words, connectives, word order and sampling weights); anything missing or malformed
-raises :class:`GrammarFileError` with a message that says where.
+document into a type-checked :class:`~seq2seq.data.synthetic.entries.Lexicon` (pronouns,
+nouns, verbs ..., function words, connectives, word order and sampling weights); anything
+missing or malformed raises :class:`GrammarFileError` with a message that says where
+(value-level checks live in :mod:`~seq2seq.data.synthetic.fields`, checks across the whole
+lexicon in :mod:`~seq2seq.data.synthetic.checks`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -17,6 +18,23 @@ from typing import Any, TypeVar
 import yaml
 
 from seq2seq.data.corpus import parse_alignment
+from seq2seq.data.synthetic import fields as yf
+from seq2seq.data.synthetic.entries import (
+    Adjective,
+    Connective,
+    EnglishWords,
+    FunctionWord,
+    Lexicon,
+    Name,
+    Noun,
+    Number,
+    Place,
+    Pronoun,
+    Sampling,
+    TimeWord,
+    Verb,
+)
+from seq2seq.data.synthetic.fields import GrammarFileError
 from seq2seq.data.synthetic.phrase import Phrase
 from seq2seq.errors import UserError
 
@@ -51,6 +69,8 @@ WORD_ORDER_PARTS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = MappingP
     {
         "statement": (frozenset(CLAUSE_PARTS), frozenset(CLAUSE_PARTS)),
         "question": (frozenset((*CLAUSE_PARTS, "particle")),) * 2,
+        "statement_time_first": (frozenset(CLAUSE_PARTS), frozenset(CLAUSE_PARTS)),
+        "question_time_first": (frozenset((*CLAUSE_PARTS, "particle")),) * 2,
         "relative_clause": (
             frozenset({"subject", "time", "verb", "modifier", "head"}),
             frozenset({"article", "head", "relative", "subject", "verb", "time"}),
@@ -78,293 +98,55 @@ FUNCTION_ROLES = (
 )
 
 
-# --------------------------------------------------------------------------- entries
-
-
-@dataclass(frozen=True)
-class Pronoun:
-    """我 -> I / me / my; ``person`` 1-3 and ``plural`` drive agreement."""
-
-    zh: str
-    subject: str
-    object: str
-    possessive: str
-    person: int
-    plural: bool
-
-
-@dataclass(frozen=True)
-class Name:
-    """A person's name (玛丽 -> Mary): third person singular."""
-
-    zh: str
-    en: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Noun:
-    """A common noun; ``kind`` (person, food, ...) is what verbs and adjectives select."""
-
-    zh: str
-    singular: tuple[str, ...]
-    plural: tuple[str, ...]
-    measure: str | None
-    kind: str
-
-    @property
-    def mass(self) -> bool:
-        """Mass nouns (茶 tea) have no measure word, no plural and no article when bare."""
-        return self.measure is None
-
-
-@dataclass(frozen=True)
-class Place:
-    """A place (北京 -> Beijing, 公园 -> the park); 在 translates to ``preposition``."""
-
-    zh: str
-    en: tuple[str, ...]
-    preposition: str
-
-
-@dataclass(frozen=True)
-class Verb:
-    """Base, third-person-singular and past forms; ``objects`` lists the noun kinds taken
-    (empty for intransitive verbs)."""
-
-    zh: str
-    base: tuple[str, ...]
-    third: tuple[str, ...]
-    past: tuple[str, ...]
-    objects: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Adjective:
-    """An adjective and the noun kinds it ``describes``."""
-
-    zh: str
-    en: tuple[str, ...]
-    describes: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class TimeWord:
-    """A time phrase (昨天 -> yesterday) and the tense it calls for."""
-
-    zh: str
-    en: tuple[str, ...]
-    tense: str
-
-
-@dataclass(frozen=True)
-class Number:
-    """A numeral (三 -> three); ``value`` 1 keeps the noun singular."""
-
-    zh: str
-    en: tuple[str, ...]
-    value: int
-
-
-@dataclass(frozen=True)
-class FunctionWord:
-    """A Chinese grammatical word; ``en`` is its fixed English counterpart, if any."""
-
-    zh: str
-    en: tuple[str, ...]
-    aligned: bool
-
-
-@dataclass(frozen=True)
-class EnglishWords:
-    """English grammatical words; the first five are never aligned."""
-
-    the: str
-    a: str
-    an: str
-    that: str
-    who: str
-    do: tuple[str, str, str]
-    copula_present: tuple[str, str, str]
-    copula_past: tuple[str, str]
-    be: str
-
-    @property
-    def unaligned(self) -> frozenset[str]:
-        """Articles and relative pronouns: no Chinese counterpart."""
-        return frozenset({self.the, self.a, self.an, self.that, self.who})
-
-
-@dataclass(frozen=True)
-class Connective:
-    """Joins two clauses (``， 然后`` -> ``, and then``)."""
-
-    phrase: Phrase
-    weight: float
-    before_question: bool
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """Weights and rates from the ``sampling`` section."""
-
-    question_rate: float
-    negation_rate: float
-    clause_length: tuple[int, int]
-    stop_rate: float
-    clause_kinds: Mapping[str, float]
-    tenses: Mapping[str, float]
-    optional: Mapping[str, float]
-    subject_forms: Mapping[str, float]
-    object_forms: Mapping[str, float]
-    companion_forms: Mapping[str, float]
-    complement_forms: Mapping[str, float]
-
-
-@dataclass(frozen=True)
-class Lexicon:
-    """Everything ``grammar.yaml`` says, parsed and type-checked."""
-
-    pronouns: tuple[Pronoun, ...]
-    names: tuple[Name, ...]
-    nouns: tuple[Noun, ...]
-    places: tuple[Place, ...]
-    transitive_verbs: tuple[Verb, ...]
-    intransitive_verbs: tuple[Verb, ...]
-    adjectives: tuple[Adjective, ...]
-    times: tuple[TimeWord, ...]
-    numbers: tuple[Number, ...]
-    function_words: Mapping[str, FunctionWord]
-    english: EnglishWords
-    connectives: tuple[Connective, ...]
-    word_order: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]
-    sampling: Sampling
-
-
 # --------------------------------------------------------------------------- parsing
 
 
-class GrammarFileError(ValueError):
-    """Something in the grammar file is missing or malformed (the message says what)."""
-
-
-_MISSING = object()
-
-
-def _get(mapping: Any, key: str, where: str, default: Any = _MISSING) -> Any:
-    if not isinstance(mapping, dict):
-        raise GrammarFileError(f"{where} must be a mapping, found {mapping!r}")
-    if key in mapping:
-        return mapping[key]
-    if default is _MISSING:
-        raise GrammarFileError(f"{where} has no '{key}'")
-    return default
-
-
-def _text(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise GrammarFileError(f"{where} must be a non-empty string (quote it), found {value!r}")
-    return value.strip()
-
-
-def _words(value: Any, where: str) -> tuple[str, ...]:
-    return tuple(_text(value, where).split())
-
-
-def _token(value: Any, where: str) -> str:
-    words = _words(value, where)
-    if len(words) != 1:
-        raise GrammarFileError(f"{where} must be a single word, found {value!r}")
-    return words[0]
-
-
-def _number(value: Any, where: str, low: float = 0.0, high: float | None = None) -> float:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= low
-    if not ok or (high is not None and value > high):
-        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise GrammarFileError(f"{where} must be a number {bound}, found {value!r}")
-    return float(value)
-
-
-def _entries(data: Any, key: str) -> list[Any]:
-    value = _get(data, key, "lexicon")
-    if not isinstance(value, list) or not value:
-        raise GrammarFileError(f"lexicon.{key} must be a non-empty list")
-    return value
-
-
-def _choice(value: Any, allowed: Sequence[str], where: str) -> str:
-    if value not in allowed:
-        raise GrammarFileError(f"{where} must be one of {', '.join(allowed)}, found {value!r}")
-    return value
-
-
-def _kinds(value: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value:
-        raise GrammarFileError(f"{where} must be a non-empty list of noun kinds")
-    return tuple(_token(v, where) for v in value)
-
-
-def _weights(value: Any, allowed: Sequence[str], where: str) -> Mapping[str, float]:
-    if not isinstance(value, dict) or not value:
-        raise GrammarFileError(f"{where} must be a non-empty mapping of weights")
-    weights = {}
-    for key in allowed:  # fixed order, whatever the file's order
-        if key in value:
-            weights[key] = _number(value[key], f"{where}.{key}")
-    unknown = sorted(str(k) for k in value if k not in allowed)
-    if unknown:
-        raise GrammarFileError(f"{where} has unknown keys {unknown}; use {', '.join(allowed)}")
-    if not any(weights.values()):
-        raise GrammarFileError(f"{where} needs at least one positive weight")
-    return MappingProxyType(weights)
-
-
 def _parse_pronoun(item: Any, where: str) -> Pronoun:
-    person = _get(item, "person", where)
+    person = yf.get(item, "person", where)
     if person not in (1, 2, 3):
         raise GrammarFileError(f"{where}.person must be 1, 2 or 3, found {person!r}")
-    plural = _get(item, "plural", where, False)
+    plural = yf.get(item, "plural", where, False)
     if not isinstance(plural, bool):
         raise GrammarFileError(f"{where}.plural must be true or false")
     fields = ("subject", "object", "possessive")
-    words = [_token(_get(item, f, where), f"{where}.{f}") for f in fields]
-    return Pronoun(_token(_get(item, "zh", where), f"{where}.zh"), *words, person, plural)
+    words = [yf.token(yf.get(item, f, where), f"{where}.{f}") for f in fields]
+    return Pronoun(yf.token(yf.get(item, "zh", where), f"{where}.zh"), *words, person, plural)
 
 
 def _parse_noun(item: Any, where: str) -> Noun:
-    singular = _words(_get(item, "en", where), f"{where}.en")
+    singular = yf.words(yf.get(item, "en", where), f"{where}.en")
     default_plural = " ".join((*singular[:-1], singular[-1] + "s"))
-    plural = _words(_get(item, "plural", where, default_plural), f"{where}.plural")
-    measure = _get(item, "measure", where, None)
+    plural = yf.words(yf.get(item, "plural", where, default_plural), f"{where}.plural")
+    measure = yf.get(item, "measure", where, None)
     return Noun(
-        zh=_token(_get(item, "zh", where), f"{where}.zh"),
+        zh=yf.token(yf.get(item, "zh", where), f"{where}.zh"),
         singular=singular,
         plural=plural,
-        measure=None if measure is None else _token(measure, f"{where}.measure"),
-        kind=_token(_get(item, "kind", where), f"{where}.kind"),
+        measure=None if measure is None else yf.token(measure, f"{where}.measure"),
+        kind=yf.token(yf.get(item, "kind", where), f"{where}.kind"),
     )
 
 
 def _parse_verb(item: Any, where: str, transitive: bool) -> Verb:
-    forms = _get(item, "forms", where)
+    forms = yf.get(item, "forms", where)
     if not isinstance(forms, list) or len(forms) != 3:
         raise GrammarFileError(f"{where}.forms must list [base, third person singular, past]")
-    base, third, past = (_words(f, f"{where}.forms") for f in forms)
-    objects = _kinds(_get(item, "objects", where), f"{where}.objects") if transitive else ()
-    return Verb(_token(_get(item, "zh", where), f"{where}.zh"), base, third, past, objects)
+    base, third, past = (yf.words(f, f"{where}.forms") for f in forms)
+    objects = yf.kinds(yf.get(item, "objects", where), f"{where}.objects") if transitive else ()
+    return Verb(yf.token(yf.get(item, "zh", where), f"{where}.zh"), base, third, past, objects)
 
 
 def _parse_simple(item: Any, where: str, cls: Callable[..., T], **extra: Any) -> T:
-    zh = _token(_get(item, "zh", where), f"{where}.zh")
-    return cls(zh, _words(_get(item, "en", where), f"{where}.en"), **extra)
+    zh = yf.token(yf.get(item, "zh", where), f"{where}.zh")
+    return cls(zh, yf.words(yf.get(item, "en", where), f"{where}.en"), **extra)
 
 
 def _parse_entries(data: Any) -> dict[str, tuple[Any, ...]]:
-    lex = _get(data, "lexicon", "the file")
+    lex = yf.get(data, "lexicon", "the file")
 
     def each(key: str, parse: Callable[[Any, str], T]) -> tuple[T, ...]:
         return tuple(
-            parse(item, f"lexicon.{key}[{n}]") for n, item in enumerate(_entries(lex, key))
+            parse(item, f"lexicon.{key}[{n}]") for n, item in enumerate(yf.entries(lex, key))
         )
 
     return {
@@ -374,7 +156,10 @@ def _parse_entries(data: Any) -> dict[str, tuple[Any, ...]]:
         "places": each(
             "places",
             lambda it, w: _parse_simple(
-                it, w, Place, preposition=_token(_get(it, "preposition", w), f"{w}.preposition")
+                it,
+                w,
+                Place,
+                preposition=yf.token(yf.get(it, "preposition", w), f"{w}.preposition"),
             ),
         ),
         "transitive_verbs": each("transitive_verbs", lambda it, w: _parse_verb(it, w, True)),
@@ -382,37 +167,43 @@ def _parse_entries(data: Any) -> dict[str, tuple[Any, ...]]:
         "adjectives": each(
             "adjectives",
             lambda it, w: _parse_simple(
-                it, w, Adjective, describes=_kinds(_get(it, "describes", w), f"{w}.describes")
+                it,
+                w,
+                Adjective,
+                describes=yf.kinds(yf.get(it, "describes", w), f"{w}.describes"),
             ),
         ),
         "times": each(
             "times",
             lambda it, w: _parse_simple(
-                it, w, TimeWord, tense=_choice(_get(it, "tense", w), TENSES, f"{w}.tense")
+                it, w, TimeWord, tense=yf.choice(yf.get(it, "tense", w), TENSES, f"{w}.tense")
             ),
         ),
         "numbers": each(
             "numbers",
             lambda it, w: _parse_simple(
-                it, w, Number, value=int(_number(_get(it, "value", w), f"{w}.value", low=1))
+                it,
+                w,
+                Number,
+                value=int(yf.number(yf.get(it, "value", w), f"{w}.value", low=1)),
             ),
         ),
     }
 
 
 def _parse_function_words(data: Any) -> Mapping[str, FunctionWord]:
-    section = _get(data, "function_words", "the file")
+    section = yf.get(data, "function_words", "the file")
     words = {}
     for role in FUNCTION_ROLES:
         where = f"function_words.{role}"
-        item = _get(section, role, "function_words")
-        en = _get(item, "en", where, None)
-        aligned = _get(item, "aligned", where, True)
+        item = yf.get(section, role, "function_words")
+        en = yf.get(item, "en", where, None)
+        aligned = yf.get(item, "aligned", where, True)
         if not isinstance(aligned, bool):
             raise GrammarFileError(f"{where}.aligned must be true or false")
         words[role] = FunctionWord(
-            zh=_token(_get(item, "zh", where), f"{where}.zh"),
-            en=() if en is None else _words(en, f"{where}.en"),
+            zh=yf.token(yf.get(item, "zh", where), f"{where}.zh"),
+            en=() if en is None else yf.words(en, f"{where}.en"),
             aligned=aligned,
         )
     for role in ("question_mark", "negation", "past_negation", "future", "degree", "comitative"):
@@ -422,16 +213,18 @@ def _parse_function_words(data: Any) -> Mapping[str, FunctionWord]:
 
 
 def _parse_english(data: Any) -> EnglishWords:
-    section = _get(data, "english_function_words", "the file")
+    section = yf.get(data, "english_function_words", "the file")
 
     def word(key: str) -> str:
-        return _token(_get(section, key, "english_function_words"), f"english_function_words.{key}")
+        return yf.token(
+            yf.get(section, key, "english_function_words"), f"english_function_words.{key}"
+        )
 
     def words(key: str, count: int) -> tuple[str, ...]:
-        value = _get(section, key, "english_function_words")
+        value = yf.get(section, key, "english_function_words")
         if not isinstance(value, list) or len(value) != count:
             raise GrammarFileError(f"english_function_words.{key} must list {count} words")
-        return tuple(_token(v, f"english_function_words.{key}") for v in value)
+        return tuple(yf.token(v, f"english_function_words.{key}") for v in value)
 
     return EnglishWords(
         the=word("definite_article"),
@@ -447,41 +240,42 @@ def _parse_english(data: Any) -> EnglishWords:
 
 
 def _parse_connectives(data: Any) -> tuple[Connective, ...]:
-    items = _get(data, "connectives", "the file")
+    items = yf.get(data, "connectives", "the file")
     if not isinstance(items, list) or not items:
         raise GrammarFileError("connectives must be a non-empty list")
     connectives = []
     for n, item in enumerate(items):
         where = f"connectives[{n}]"
-        zh = _words(_get(item, "zh", where), f"{where}.zh")
-        en = _words(_get(item, "en", where), f"{where}.en")
+        zh = yf.words(yf.get(item, "zh", where), f"{where}.zh")
+        en = yf.words(yf.get(item, "en", where), f"{where}.en")
         try:
             links = parse_alignment(
-                _text(_get(item, "align", where), f"{where}.align"), len(zh), len(en)
+                yf.text(yf.get(item, "align", where), f"{where}.align"), len(zh), len(en)
             )
         except ValueError as err:
             raise GrammarFileError(f"{where}.align: {err}") from None
-        if {i for i, _ in links} != set(range(len(zh))):
+        if {i for i, _ in links.sure} != set(range(len(zh))):
             raise GrammarFileError(f"{where}.align must link every Chinese word")
-        before_question = _get(item, "before_question", where, False)
+        before_question = yf.get(item, "before_question", where, False)
         if not isinstance(before_question, bool):
             raise GrammarFileError(f"{where}.before_question must be true or false")
-        weight = _number(_get(item, "weight", where, 1), f"{where}.weight")
-        connectives.append(Connective(Phrase(zh, en, links), weight, before_question))
+        weight = yf.number(yf.get(item, "weight", where, 1), f"{where}.weight")
+        phrase = Phrase(zh, en, links.sure, links.possible)
+        connectives.append(Connective(phrase, weight, before_question))
     if not any(c.weight for c in connectives):
         raise GrammarFileError("connectives need at least one positive weight")
     return tuple(connectives)
 
 
 def _parse_word_order(data: Any) -> Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-    section = _get(data, "word_order", "the file")
+    section = yf.get(data, "word_order", "the file")
     orders = {}
     for construction, expected in WORD_ORDER_PARTS.items():
         where = f"word_order.{construction}"
-        item = _get(section, construction, "word_order")
+        item = yf.get(section, construction, "word_order")
         pair = []
         for language, parts in zip(("zh", "en"), expected, strict=True):
-            order = _get(item, language, where)
+            order = yf.get(item, language, where)
             if not isinstance(order, list) or sorted(order) != sorted(parts):
                 raise GrammarFileError(
                     f"{where}.{language} must list each of {', '.join(sorted(parts))} once"
@@ -492,24 +286,24 @@ def _parse_word_order(data: Any) -> Mapping[str, tuple[tuple[str, ...], tuple[st
 
 
 def _parse_sampling(data: Any) -> Sampling:
-    section = _get(data, "sampling", "the file")
+    section = yf.get(data, "sampling", "the file")
     where = "sampling"
 
     def rate(key: str) -> float:
-        return _number(_get(section, key, where), f"{where}.{key}", high=1.0)
+        return yf.number(yf.get(section, key, where), f"{where}.{key}", high=1.0)
 
-    lengths = _get(section, "clause_length", where)
+    lengths = yf.get(section, "clause_length", where)
     if not (
         isinstance(lengths, list) and len(lengths) == 2 and all(type(v) is int for v in lengths)
     ):
         raise GrammarFileError("sampling.clause_length must be [shortest, longest]")
     if not 2 <= lengths[0] <= lengths[1]:
         raise GrammarFileError("sampling.clause_length needs 2 <= shortest <= longest")
-    optional = _get(section, "optional", where)
+    optional = yf.get(section, "optional", where)
     forms = tuple(NP_FORM_LENGTHS)
 
     def weights(key: str, allowed: Sequence[str]) -> Mapping[str, float]:
-        return _weights(_get(section, key, where), allowed, f"{where}.{key}")
+        return yf.weights(yf.get(section, key, where), allowed, f"{where}.{key}")
 
     return Sampling(
         question_rate=rate("question_rate"),
@@ -520,8 +314,10 @@ def _parse_sampling(data: Any) -> Sampling:
         tenses=weights("tenses", TENSES),
         optional=MappingProxyType(
             {
-                key: _number(
-                    _get(optional, key, f"{where}.optional"), f"{where}.optional.{key}", high=1
+                key: yf.number(
+                    yf.get(optional, key, f"{where}.optional"),
+                    f"{where}.optional.{key}",
+                    high=1,
                 )
                 for key in ("time", "place", "companion")
             }
@@ -530,6 +326,11 @@ def _parse_sampling(data: Any) -> Sampling:
         object_forms=weights("object_forms", forms),
         companion_forms=weights("companion_forms", ("pronoun", "name", "bare", "possessive")),
         complement_forms=weights("complement_forms", COMPLEMENT_FORMS),
+        subject_relative_object_forms=yf.forms(
+            yf.get(section, "subject_relative_object_forms", where),
+            ("pronoun", "name", "place", "bare"),
+            f"{where}.subject_relative_object_forms",
+        ),
     )
 
 

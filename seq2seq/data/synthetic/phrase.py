@@ -21,13 +21,15 @@ CrossLink = tuple[str, int, str, int]
 class Phrase:
     """Chinese tokens, English tokens and the ``(zh_index, en_index)`` links between them.
 
-    Indices are local to the phrase; ``a + b`` concatenates both sides and shifts ``b``'s
-    links past ``a``.
+    ``links`` are sure links; ``possible`` are possible-only links (an article to its noun,
+    do-support to its verb: see the conventions in ``data/grammar.yaml``). Indices are
+    local to the phrase; ``a + b`` concatenates both sides and shifts ``b``'s links past ``a``.
     """
 
     zh: tuple[str, ...] = ()
     en: tuple[str, ...] = ()
     links: tuple[Link, ...] = ()
+    possible: tuple[Link, ...] = ()
 
     def __add__(self, other: Phrase) -> Phrase:
         if not (other.zh or other.en):
@@ -36,11 +38,15 @@ class Phrase:
             return other
         dz, de = len(self.zh), len(self.en)
         shifted = tuple((i + dz, j + de) for i, j in other.links)
-        return Phrase(self.zh + other.zh, self.en + other.en, self.links + shifted)
+        maybe = tuple((i + dz, j + de) for i, j in other.possible)
+        return Phrase(
+            self.zh + other.zh, self.en + other.en, self.links + shifted, self.possible + maybe
+        )
 
     def to_pair(self) -> Pair:
-        """The sentence pair, with links sorted by (source, target)."""
-        return Pair(self.zh, self.en, tuple(sorted(set(self.links))))
+        """The sentence pair, with sure and possible-only links sorted by (source, target)."""
+        sure = set(self.links)
+        return Pair(self.zh, self.en, tuple(sorted(sure)), tuple(sorted(set(self.possible) - sure)))
 
 
 def concat(phrases: Iterable[Phrase]) -> Phrase:
@@ -48,12 +54,14 @@ def concat(phrases: Iterable[Phrase]) -> Phrase:
     zh: list[str] = []
     en: list[str] = []
     links: list[Link] = []
+    possible: list[Link] = []
     for phrase in phrases:
         dz, de = len(zh), len(en)
         links.extend([(i + dz, j + de) for i, j in phrase.links])
+        possible.extend([(i + dz, j + de) for i, j in phrase.possible])
         zh.extend(phrase.zh)
         en.extend(phrase.en)
-    return Phrase(tuple(zh), tuple(en), tuple(links))
+    return Phrase(tuple(zh), tuple(en), tuple(links), tuple(possible))
 
 
 def arrange(
@@ -61,11 +69,13 @@ def arrange(
     zh_order: Sequence[str],
     en_order: Sequence[str],
     cross_links: Iterable[CrossLink] = (),
+    cross_possible: Iterable[CrossLink] = (),
 ) -> Phrase:
     """Lay out named parts in one order in Chinese and another in English.
 
     Each part keeps its own links; ``cross_links`` join a Chinese word of one part to an
-    English word of another (了 in the verb part -> "did" in the auxiliary part).
+    English word of another (了 in the verb part -> "did" in the auxiliary part), and
+    ``cross_possible`` do the same with possible links (的 -> relative "that").
     """
     zh: list[str] = []
     en: list[str] = []
@@ -78,24 +88,32 @@ def arrange(
         en_start[name] = len(en)
         en.extend(parts[name].en)
     links: list[Link] = []
+    possible: list[Link] = []
     for name in zh_order:
-        part_links = parts[name].links
-        if part_links:
+        part = parts[name]
+        if part.links or part.possible:  # a part on one side only has no links
             dz, de = zh_start[name], en_start[name]
-            links.extend([(i + dz, j + de) for i, j in part_links])
+            links.extend([(i + dz, j + de) for i, j in part.links])
+            possible.extend([(i + dz, j + de) for i, j in part.possible])
     links.extend([(zh_start[a] + i, en_start[b] + j) for a, i, b, j in cross_links])
-    return Phrase(tuple(zh), tuple(en), tuple(links))
+    possible.extend([(zh_start[a] + i, en_start[b] + j) for a, i, b, j in cross_possible])
+    return Phrase(tuple(zh), tuple(en), tuple(links), tuple(possible))
 
 
 @dataclass(frozen=True)
 class NounPhrase:
-    """A noun phrase as subject and as object (they differ for pronouns and bare nouns)."""
+    """A noun phrase as subject and as object (they differ for pronouns and bare nouns).
+
+    ``relative``: the English ends in a relative clause, so a time phrase right after it
+    would attach to that clause.
+    """
 
     as_subject: Phrase
     as_object: Phrase
     person: int = 3
     plural: bool = False
     head: str = ""
+    relative: bool = False
 
     @property
     def third_singular(self) -> bool:
