@@ -21,6 +21,7 @@ from torch import Tensor, nn
 
 from seq2seq.data.vocab import Vocab
 from seq2seq.model.attention import Attention, Memory
+from seq2seq.model.fused_recurrence import fused_bahdanau_recurrence, fused_scorer
 from seq2seq.model.spec import ModelSpec
 
 
@@ -156,6 +157,18 @@ class BahdanauDecoder(Decoder):
 
     def __init__(self, spec: ModelSpec, attention: Attention) -> None:
         super().__init__(spec, attention, spec.embed_size + attention.context_size)
+        # Train through the fused recurrence (one autograd node, hand-written backward) when
+        # it applies; False forces the autograd step loop, which computes the same thing.
+        self.fused = True
+
+    def _uses_fused(self, memory: Memory) -> bool:
+        """Whether teacher forcing runs :class:`FusedBahdanauRecurrence`: only while training
+        (grad enabled; without a graph the plain loop is as fast) and for covered attention."""
+        return (
+            self.fused
+            and torch.is_grad_enabled()
+            and fused_scorer(self.attention, memory) is not None
+        )
 
     def _context_gates(self, context: Tensor) -> Tensor:
         """The context half of ``W_ih x``: (B, [T,] D_k) -> (B, [T,] 3H)."""
@@ -178,17 +191,23 @@ class BahdanauDecoder(Decoder):
             contexts = memory.values.unsqueeze(1).expand(-1, tgt_in.size(1), -1)  # (B, T_t, D_k)
             states, _ = self.rnn(torch.cat([embedded, contexts], dim=-1), state.unsqueeze(0))
             return self.readout(states, contexts, embedded), None
-        # (B, T_t, 3H) for all steps at once, split once: indexing [:, t] inside the loop would
-        # make backward add a zero-padded (B, T_t, 3H) gradient per step (quadratic in T_t).
-        input_gates = self._input_gates(embedded).unbind(1)
+        input_gates = self._input_gates(embedded)  # (B, T_t, 3H), all steps at once
         # When the context is a weighted average of the values, W_c·c_t = α_t·(W_c·values):
         # projecting the values once per batch replaces a (B, D_k)x(D_k, 3H) product per step.
         value_gates = None
         if self.attention.averages_values:
             value_gates = self._context_gates(memory.values)  # (B, T_s, 3H)
         weight_hh, bias_hh = self.rnn.weight_hh_l0, self.rnn.bias_hh_l0
+        if value_gates is not None and self._uses_fused(memory):
+            all_states, all_weights = fused_bahdanau_recurrence(
+                input_gates, state, value_gates, memory, weight_hh, bias_hh, self.attention
+            )  # (B, T_t, H), (B, T_t, T_s)
+            logits = self.readout(all_states, all_weights @ memory.values, embedded)
+            return logits, all_weights.unsqueeze(1) if keep_weights else None
         states, contexts, step_weights = [], [], []
-        for gates_x in input_gates:
+        # Split once: indexing [:, t] inside the loop would make backward add a zero-padded
+        # (B, T_t, 3H) gradient per step (quadratic in T_t).
+        for gates_x in input_gates.unbind(1):
             if value_gates is not None:
                 weights = self.attention.attention_weights(state, memory)  # (B, 1, T_s)
                 context_gates = torch.bmm(weights, value_gates).squeeze(1)

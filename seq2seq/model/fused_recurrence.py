@@ -1,0 +1,312 @@
+"""The teacher-forced Bahdanau recurrence as one autograd node, with a hand-written backward.
+
+Under plain autograd, :class:`~seq2seq.model.decoder.BahdanauDecoder` records about twenty
+small operations per target step and backward replays them one by one, accumulating the
+weight gradients step by step. :class:`FusedBahdanauRecurrence` runs the same step loop
+without recording a graph, keeps what backward needs (the states, the attention weights, the
+gate activations), and in backward loops once in reverse over the steps, carrying the state's
+gradient; the gradients of the weights (``weight_hh``, ``bias_hh``, the query layer, ...) are
+then each one matrix product over all steps, as cuDNN does for its RNNs.
+
+One step, for the previous state ``h`` (B, H) and the step's input gates ``x`` (B, 3H)::
+
+    s   = score(h)                          (B, T_s)   additive or dot, see the scorers
+    α   = masked_softmax(s, mask)           (B, T_s)   the attention weights
+    g   = x + α · V                          (B, 3H)    V = W_c·values, (B, T_s, 3H)
+    hg  = W_hh h + b_hh                      (B, 3H)
+    r   = σ(g_r + hg_r),  z = σ(g_z + hg_z)
+    n   = tanh(g_n + r ⊙ hg_n)
+    h'  = n + z ⊙ (h - n)                    = (1 - z) n + z h
+
+Only single-head attention that averages the values (``averages_values``) is covered:
+additive and dot. :func:`fused_scorer` says whether a mechanism is; the decoder keeps its
+autograd loop for the others. Internally everything is time-major (T_t, B, ...) so that each
+step's slice is contiguous.
+
+Forward runs the autograd loop's operations in the same order, so states and weights come out
+the same; backward sums over the steps in another order, so gradients agree up to rounding
+(tests/test_fused_recurrence.py holds both, and gradcheck holds the backward exact).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+from torch.autograd.function import FunctionCtx, once_differentiable
+
+from seq2seq.model.attention import (
+    AdditiveAttention,
+    Attention,
+    Memory,
+    ScaledDotProductAttention,
+    masked_softmax,
+)
+
+
+class AdditiveScorer:
+    """``s[b, j] = v · tanh(W_a h[b] + b_a + K[b, j])`` with ``K = U_a k`` (B, T_s, A).
+
+    Forward keeps the energies ``E_t = tanh(...)`` (B, T_s, A) of every step, as autograd would:
+    backward needs them for ``tanh'`` and for ``v``'s gradient. They are kept as one tensor per
+    step, not slices of one (T_t, B, T_s, A) buffer: a buffer that large (~100 MB at batch 64)
+    is fresh memory from the OS at every batch, and filling it measured ~30% slower.
+    """
+
+    def __init__(self, keys: Tensor, query_weight: Tensor, query_bias: Tensor, v: Tensor) -> None:
+        """keys (B, T_s, A) = U_a k, query_weight (A, H), query_bias (A,), v (1, A)."""
+        self.keys, self.query_weight, self.query_bias = keys, query_weight, query_bias
+        self.v = v.reshape(-1)  # (A,)
+        self.energies: list[Tensor] = []  # E_t (B, T_s, A) per step
+
+    def scores(self, state: Tensor) -> Tensor:
+        """The next step's scores for the previous state (B, H) -> (B, T_s)."""
+        query = torch.addmm(self.query_bias, state, self.query_weight.t())  # (B, A)
+        energy = torch.add(self.keys, query.unsqueeze(1)).tanh_()  # (B, T_s, A)
+        self.energies.append(energy)
+        return energy @ self.v  # (B, T_s)
+
+    def start_backward(self) -> None:
+        batch, src_len, size = self.keys.shape
+        steps = len(self.energies)
+        self.query_grads = self.keys.new_empty(steps, batch, size)  # dL/dq per step
+        self.score_grads = self.keys.new_empty(steps, batch, src_len)  # dL/ds per step
+        self.keys_grad_sq = torch.zeros_like(self.keys)  # Σ_t ds_t ⊙ E_t², (B, T_s, A)
+        self.v_grad = self.v.new_zeros(size)  # (A,)
+        self.squared = torch.empty_like(self.keys)  # scratch for E_t²
+
+    def backward_step(self, t: int, score_grad: Tensor) -> Tensor:
+        """dL/ds_t (B, T_s) -> this step's share of dL/dh_{t-1} (B, H)."""
+        energy = self.energies[t]
+        self.score_grads[t] = score_grad
+        # s = E v  ->  dv = Σ_{b, j} ds[b, j] E[b, j] (a GEMV per step: the E_t are separate)
+        self.v_grad.addmv_(energy.reshape(-1, energy.size(-1)).t(), score_grad.reshape(-1))
+        # s = Σ_a v_a E_a, E = tanh(q + K): ∂s/∂q = ∂s/∂K = v ⊙ (1 - E²), so
+        # dq[b] = v ⊙ Σ_j ds[b, j] (1 - E[b, j]²) = v ⊙ (Σ_j ds[b, j] - ds[b] · E[b]²)
+        squared = torch.mul(energy, energy, out=self.squared)  # (B, T_s, A)
+        weighted_sq = torch.bmm(score_grad.unsqueeze(1), squared).squeeze(1)  # (B, A)
+        query_grad = self.v * (score_grad.sum(1, keepdim=True) - weighted_sq)  # (B, A)
+        self.query_grads[t] = query_grad
+        # dK[b, j] = v ⊙ Σ_t ds_t[b, j] (1 - E_t[b, j]²): the E² part accumulates here
+        self.keys_grad_sq.addcmul_(score_grad.unsqueeze(2), squared)
+        # q = W_a h + b_a  ->  dh = dq W_a
+        return query_grad @ self.query_weight
+
+    def grads(self, prev_states: Tensor) -> tuple[Tensor | None, ...]:
+        """All steps' weight gradients at once; prev_states (T_t·B, H) = h_{t-1} of every step.
+
+        -> grads of (keys, query_weight, query_bias, v), as passed to :meth:`__init__`.
+        """
+        flat_query_grads = self.query_grads.reshape(-1, self.keys.size(-1))  # (T_t·B, A)
+        # q_t = W_a h_{t-1} + b_a: dW_a = Σ_t dq_tᵀ h_{t-1}, one GEMM over all steps
+        query_weight_grad = flat_query_grads.t() @ prev_states  # (A, H)
+        query_bias_grad = flat_query_grads.sum(0)  # (A,)
+        # K enters every step: dK = v ⊙ (Σ_t ds_t - Σ_t ds_t E_t²)
+        score_grad_sum = self.score_grads.sum(0).unsqueeze(2)  # (B, T_s, 1)
+        keys_grad = self.v * (score_grad_sum - self.keys_grad_sq)  # (B, T_s, A)
+        return keys_grad, query_weight_grad, query_bias_grad, self.v_grad.unsqueeze(0)
+
+
+class DotScorer:
+    """``s[b, j] = scale · (W_q h[b]) · k[b, j]``; without ``W_q`` the query is ``h`` itself.
+
+    Forward keeps the queries q_t (B, D_k) of every step for the keys' gradient.
+    """
+
+    def __init__(self, keys: Tensor, query_weight: Tensor | None, scale: float) -> None:
+        """keys (B, T_s, D_k), query_weight (D_k, H) or None when H == D_k."""
+        self.keys, self.query_weight, self.scale = keys, query_weight, scale
+        self.queries: list[Tensor] = []  # q_t (B, D_k) per step
+
+    def scores(self, state: Tensor) -> Tensor:
+        """The next step's scores for the previous state (B, H) -> (B, T_s)."""
+        query = state if self.query_weight is None else state @ self.query_weight.t()
+        self.queries.append(query)
+        return torch.bmm(query.unsqueeze(1), self.keys.transpose(1, 2)).squeeze(1) * self.scale
+
+    def start_backward(self) -> None:
+        steps = len(self.queries)
+        self.query_grads = self.keys.new_empty(steps, *self.queries[0].shape)  # dL/dq per step
+        self.score_grads = self.keys.new_empty(steps, *self.keys.shape[:2])  # dL/ds per step
+
+    def backward_step(self, t: int, score_grad: Tensor) -> Tensor:
+        """dL/ds_t (B, T_s) -> this step's share of dL/dh_{t-1} (B, H)."""
+        self.score_grads[t] = score_grad
+        # s = scale · K q  ->  dq = scale · dsᵀ K
+        query_grad = torch.bmm(score_grad.unsqueeze(1), self.keys).squeeze(1) * self.scale
+        self.query_grads[t] = query_grad
+        # q = W_q h  ->  dh = dq W_q  (or dh = dq when q = h)
+        return query_grad if self.query_weight is None else query_grad @ self.query_weight
+
+    def grads(self, prev_states: Tensor) -> tuple[Tensor | None, ...]:
+        """prev_states (T_t·B, H) -> grads of (keys, query_weight, scale), all steps at once."""
+        # s_t = scale · K q_t: dK[b] = scale · Σ_t ds_t[b]ᵀ q_t[b], one batched GEMM over steps
+        score_grads = self.score_grads.permute(1, 2, 0)  # (B, T_s, T_t)
+        keys_grad = torch.bmm(score_grads, torch.stack(self.queries, 1)) * self.scale
+        query_weight_grad = None
+        if self.query_weight is not None:
+            # q_t = W_q h_{t-1}: dW_q = Σ_t dq_tᵀ h_{t-1}, one GEMM over all steps
+            flat_query_grads = self.query_grads.reshape(-1, self.query_grads.size(-1))
+            query_weight_grad = flat_query_grads.t() @ prev_states  # (D_k, H)
+        return keys_grad, query_weight_grad, None  # the scale is a constant
+
+
+Scorer = AdditiveScorer | DotScorer
+
+
+def fused_scorer(attention: Attention, memory: Memory) -> tuple[type[Scorer], tuple] | None:
+    """The scorer class and its tensors for ``attention``, or None when it is not covered."""
+    if isinstance(attention, AdditiveAttention):
+        layer = attention.query_layer
+        scorer_inputs = (
+            memory.scores_from,
+            layer.weight,
+            layer.bias,
+            attention.energy_layer.weight,
+        )
+        return AdditiveScorer, scorer_inputs
+    if isinstance(attention, ScaledDotProductAttention):
+        query_weight = None if attention.query_layer is None else attention.query_layer.weight
+        return DotScorer, (memory.scores_from, query_weight, attention.scale)
+    return None
+
+
+class FusedBahdanauRecurrence(torch.autograd.Function):
+    """All steps of the Bahdanau recurrence in one node; see the module docstring.
+
+    ``apply(input_gates, state, value_gates, mask, weight_hh, bias_hh, scorer_class,
+    *scorer_inputs)``:
+
+    input_gates (B, T_t, 3H)   ``W_ih^e e(y_{t-1}) + b_ih`` for every step
+    state       (B, H)         the initial state
+    value_gates (B, T_s, 3H)   ``W_c·values``, so that the context gates are ``α · value_gates``
+    mask        (B, T_s) bool  True = real source token
+    weight_hh (3H, H), bias_hh (3H,)
+    scorer_class, scorer_inputs: from :func:`fused_scorer`
+
+    -> states (B, T_t, H), weights (B, T_t, T_s).
+    """
+
+    @staticmethod
+    def forward(
+        ctx: FunctionCtx,
+        input_gates: Tensor,
+        state: Tensor,
+        value_gates: Tensor,
+        mask: Tensor,
+        weight_hh: Tensor,
+        bias_hh: Tensor,
+        scorer_class: type[Scorer],
+        *scorer_inputs: Any,
+    ) -> tuple[Tensor, Tensor]:
+        batch, steps, three_h = input_gates.shape
+        hidden = three_h // 3
+        scorer = scorer_class(*scorer_inputs)
+        # What backward needs, time-major: h_{t-1}, the gates r, z, n and W_hn h_{t-1} + b_hn
+        all_states = state.new_empty(steps + 1, batch, hidden)  # h_{-1} = state, h_0, ...
+        all_states[0] = state
+        prev_states, states = all_states[:-1], all_states[1:]  # (T_t, B, H) each
+        reset, update, candidate, hidden_n = (torch.empty_like(states) for _ in range(4))
+        weights = state.new_empty(steps, batch, value_gates.size(1))
+        for t in range(steps):
+            weights[t] = masked_softmax(scorer.scores(state), mask)  # (B, T_s)
+            gates = input_gates[:, t] + torch.bmm(weights[t].unsqueeze(1), value_gates).squeeze(1)
+            hidden_gates = torch.addmm(bias_hh, state, weight_hh.t())  # (B, 3H)
+            g_r, g_z, g_n = gates.chunk(3, dim=1)
+            h_r, h_z, h_n = hidden_gates.chunk(3, dim=1)
+            torch.sigmoid(g_r + h_r, out=reset[t])
+            torch.sigmoid(g_z + h_z, out=update[t])
+            hidden_n[t] = h_n
+            torch.tanh(g_n + reset[t] * h_n, out=candidate[t])
+            state = torch.add(candidate[t], update[t] * (state - candidate[t]), out=states[t])
+        ctx.scorer = scorer
+        ctx.saved = (prev_states, reset, update, candidate, hidden_n, weights)
+        outputs = states.transpose(0, 1), weights.transpose(0, 1)
+        # saved so that autograd refuses to run backward if any of them changed in place (the
+        # outputs share memory, and so the version counter, with prev_states and weights)
+        ctx.save_for_backward(value_gates, weight_hh, *outputs)
+        return outputs
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: FunctionCtx, states_grad: Tensor, weights_grad: Tensor) -> tuple:
+        """states_grad (B, T_t, H), weights_grad (B, T_t, T_s) -> a grad per forward input."""
+        prev_states, reset, update, candidate, hidden_n, weights = ctx.saved
+        value_gates, weight_hh, _, _ = ctx.saved_tensors
+        scorer: Scorer = ctx.scorer
+        scorer.start_backward()
+        steps, batch, hidden = prev_states.shape
+        states_grad = states_grad.transpose(0, 1)  # (T_t, B, H)
+        weights_grad = weights_grad.transpose(0, 1)  # (T_t, B, T_s)
+        gates_grad = prev_states.new_empty(steps, batch, 3 * hidden)  # dL/dg_t
+        hidden_gates_grad = torch.empty_like(gates_grad)  # dL/dhg_t
+        carry = torch.zeros_like(prev_states[0])  # dL/dh_t from the steps after t
+        for t in reversed(range(steps)):
+            r, z, n = reset[t], update[t], candidate[t]
+            state_grad = states_grad[t] + carry
+            # h' = (1 - z) n + z h
+            n_grad = state_grad * (1 - z)
+            z_grad = state_grad * (prev_states[t] - n)
+            # n = tanh(a_n), a_n = g_n + r ⊙ hg_n  ->  da_n = dn (1 - n²)
+            a_n_grad = n_grad * (1 - n * n)
+            # r = σ(a_r), z = σ(a_z), a = g + hg  ->  da = d· σ (1 - σ)
+            a_r_grad = a_n_grad * hidden_n[t] * r * (1 - r)
+            a_z_grad = z_grad * z * (1 - z)
+            torch.cat([a_r_grad, a_z_grad, a_n_grad], dim=1, out=gates_grad[t])
+            # hg enters a_r, a_z directly and a_n through r ⊙ hg_n
+            torch.cat([a_r_grad, a_z_grad, a_n_grad * r], dim=1, out=hidden_gates_grad[t])
+            # hg = W_hh h + b_hh  ->  dh = dhg W_hh; plus the direct path z h
+            carry = torch.addmm(state_grad * z, hidden_gates_grad[t], weight_hh)
+            # g = x + α · V  ->  dα = V dg (+ what the readout sends back through α)
+            alpha = weights[t]
+            # (as (B, 1, 3H) x (B, 3H, T_s): bmm is ten times slower with the vector on the right)
+            alpha_grad = torch.bmm(gates_grad[t].unsqueeze(1), value_gates.transpose(1, 2))
+            alpha_grad = alpha_grad.squeeze(1) + weights_grad[t]  # (B, T_s)
+            # α = softmax(s) on real positions, 0 elsewhere: ds = α ⊙ (dα - Σ α dα); masked
+            # positions and empty rows have α = 0, so their ds is 0 as under autograd
+            score_grad = alpha * (alpha_grad - (alpha * alpha_grad).sum(1, keepdim=True))
+            carry += scorer.backward_step(t, score_grad)
+        # The weights' gradients, each one GEMM over all steps (T_t·B rows)
+        flat_prev_states = prev_states.reshape(-1, hidden)
+        flat_hidden_gates_grad = hidden_gates_grad.reshape(-1, 3 * hidden)
+        weight_hh_grad = flat_hidden_gates_grad.t() @ flat_prev_states  # (3H, H)
+        bias_hh_grad = flat_hidden_gates_grad.sum(0)  # (3H,)
+        # g_t = x_t + α_t V: dV[b] = Σ_t α_t[b]ᵀ dg_t[b], one batched GEMM over steps
+        value_gates_grad = torch.bmm(weights.permute(1, 2, 0), gates_grad.transpose(0, 1))
+        scorer_grads = scorer.grads(flat_prev_states)
+        input_gates_grad = gates_grad.transpose(0, 1)  # (B, T_t, 3H)
+        return (
+            input_gates_grad,
+            carry,
+            value_gates_grad,
+            None,  # mask
+            weight_hh_grad,
+            bias_hh_grad,
+            None,  # scorer_class
+            *scorer_grads,
+        )
+
+
+def fused_bahdanau_recurrence(
+    input_gates: Tensor,
+    state: Tensor,
+    value_gates: Tensor,
+    memory: Memory,
+    weight_hh: Tensor,
+    bias_hh: Tensor,
+    attention: Attention,
+) -> tuple[Tensor, Tensor]:
+    """Run the recurrence for a covered ``attention`` (see :func:`fused_scorer`).
+
+    input_gates (B, T_t, 3H), state (B, H), value_gates (B, T_s, 3H)
+    -> states (B, T_t, H), weights (B, T_t, T_s).
+    """
+    scorer = fused_scorer(attention, memory)
+    if scorer is None:
+        raise ValueError(f"{type(attention).__name__} has no fused recurrence")
+    scorer_class, scorer_inputs = scorer
+    return FusedBahdanauRecurrence.apply(
+        input_gates, state, value_gates, memory.mask, weight_hh, bias_hh, scorer_class,
+        *scorer_inputs,
+    )  # fmt: skip
