@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
-
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.loading import load_splits
 from seq2seq.errors import UserError
@@ -31,14 +29,16 @@ def evaluate_run(
     if beam_size < 1 or batch_size < 1:
         raise UserError("--beam-size and --batch-size must be at least 1")
     run = TrainedRun.load(run_dir, checkpoint, device=str(resolve_device(device)))
-    data = OmegaConf.create(run.config["data"])
+    # Plain data, read as it is: the stored config was saved resolved, and resolving it again
+    # would expand a crafted "${oc.env:...}". Older checkpoints' corpus seed was the run's seed.
+    data = {"seed": run.config["seed"], **run.config["data"]}
     if data_dir is not None:
         if not Path(data_dir).is_dir():
             raise UserError(
                 f"--data-dir {data_dir} does not exist; pass the folder holding {split}.tsv"
             )
-        data.dir, data.path, data.synthetic = data_dir, None, False
-    pairs = load_splits(data, run.config["seed"])[split]
+        data.update(dir=data_dir, path=None, synthetic=False)
+    pairs = load_splits(data)[split]
     dataset = ParallelDataset(pairs, run.src_vocab, run.tgt_vocab)
     scores, _ = evaluate_dataset(
         run.model,
