@@ -4,6 +4,7 @@ and generated safely by concurrent jobs."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import time
@@ -121,3 +122,15 @@ def test_concurrent_first_use_gives_one_consistent_corpus(tmp_path):
     }  # fmt: skip
     assert {split: read_tsv(folder / f"{split}.tsv") for split in expected} == expected
     assert [p.name for p in tmp_path.iterdir()] == ["corpus"]  # no temporary left behind
+
+
+def test_generating_the_corpus_is_logged_with_its_folder_and_sizes(tmp_path, caplog):
+    folder = tmp_path / "c"
+    with caplog.at_level(logging.INFO, logger="seq2seq"):
+        load_splits(small_data(folder))
+    (message,) = [r.getMessage() for r in caplog.records if "generated" in r.getMessage()]
+    assert str(folder) in message and "60 train / 10 valid / 10 test" in message
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="seq2seq"):
+        load_splits(small_data(folder))
+    assert not [r for r in caplog.records if "generated" in r.getMessage()]
