@@ -76,7 +76,14 @@ class DataConfig:
     split_tgt_punct: bool = _f(False, "Detach punctuation from English words.")
     min_freq: int = _f(1, "Tokens seen fewer times in training map to <unk>.")
     samples: list[str] = _f(
-        ["我 爱 中国", "我 昨天 在 北京 吃 了 苹果", "你 喜欢 猫 吗 ？"],
+        [
+            "我 爱 中国",
+            "我 昨天 在 北京 吃 了 苹果",
+            "你 喜欢 猫 吗 ？",
+            # Long, with reordering: relative clause, time and place phrases (32 words).
+            "他 爱 的 护士 明晚 会 在 超市 需要 这 本 新 的 杂志 ， 这 个 老 的 医生 昨天 "
+            "在 中国 帮助 了 累 的 男孩 ， 朋友 是 作家",
+        ],
         "Source sentences whose attention heatmaps and translations are logged.",
     )
 
