@@ -60,7 +60,7 @@ def corpus_identity(spec: CorpusSpec, grammar: Path = DEFAULT_GRAMMAR) -> dict[s
 
 
 def differences(found: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
-    """``"data.seed 1 (folder) vs 0 (asked)"`` for each field that differs."""
+    """``"data.seed 1 there, 0 asked"`` for each field that differs."""
     out = []
     extra = sorted((set(found) | set(wanted)) - set(FIELD_NAMES))
     for key in [*FIELD_NAMES, *extra]:
@@ -69,7 +69,7 @@ def differences(found: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
             if key == "grammar_sha256":
                 out.append(f"{name} differs")
             else:
-                out.append(f"{name} {found.get(key)} (folder) vs {wanted.get(key)} (asked)")
+                out.append(f"{name} {found.get(key)} there, {wanted.get(key)} asked")
     return out
 
 
