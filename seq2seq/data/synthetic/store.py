@@ -15,13 +15,12 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
 from dataclasses import asdict
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from seq2seq.data.corpus import SPLITS, Pair, read_tsv
+from seq2seq.data.corpus import SPLITS, read_tsv
 from seq2seq.data.synthetic.generator import CorpusSpec, generate_splits, write_splits
 from seq2seq.data.synthetic.lexicon import DEFAULT_GRAMMAR
 from seq2seq.errors import UserError
@@ -73,30 +72,28 @@ def differences(found: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
     return out
 
 
-def ensure_corpus(
-    directory: str | Path,
-    spec: CorpusSpec,
-    generate: Callable[[CorpusSpec], dict[str, list[Pair]]] = generate_splits,
-) -> Outcome:
+def ensure_corpus(directory: str | Path, spec: CorpusSpec) -> Outcome:
     """Make ``directory`` hold the corpus of ``spec``; raise :class:`UserError` when it holds
     another one (nothing is overwritten)."""
     directory = Path(directory)
     wanted = corpus_identity(spec)
+    if directory.exists() and not directory.is_dir():
+        raise UserError(f"data.dir {directory} is a file; point data.dir to a folder")
     if directory.is_dir() and any(directory.iterdir()):
-        return _check(directory, spec, wanted, generate)
+        return _check(directory, spec, wanted)
     directory.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(
         tempfile.mkdtemp(prefix=f".{directory.name}.tmp-{os.getpid()}-", dir=directory.parent)
     )
     try:
-        write_splits(generate(spec), tmp)
+        write_splits(generate_splits(spec), tmp)
         write_json(tmp / CORPUS_FILE, wanted)
         try:
             os.rename(tmp, directory)  # atomic; replaces an empty folder (POSIX)
         except OSError:
             if not (directory / CORPUS_FILE).is_file():
                 raise
-            _check(directory, spec, wanted, generate)  # another job won the race
+            _check(directory, spec, wanted)  # another job won the race
             return Outcome.FOUND
     finally:
         if tmp.exists():
@@ -104,12 +101,7 @@ def ensure_corpus(
     return Outcome.GENERATED
 
 
-def _check(
-    directory: Path,
-    spec: CorpusSpec,
-    wanted: dict[str, Any],
-    generate: Callable[[CorpusSpec], dict[str, list[Pair]]],
-) -> Outcome:
+def _check(directory: Path, spec: CorpusSpec, wanted: dict[str, Any]) -> Outcome:
     """A non-empty folder: this corpus (found or adopted), or a :class:`UserError`."""
     fix = f"choose another data.dir or delete {directory} to regenerate it"
     identity_file = directory / CORPUS_FILE
@@ -130,7 +122,7 @@ def _check(
             raise UserError(f"{directory} has lost some of train/valid/test.tsv; {fix}")
         return Outcome.FOUND
     if len(present) == len(SPLITS):
-        splits = generate(spec)
+        splits = generate_splits(spec)
         if all(read_tsv(directory / f"{s}.tsv") == splits[s] for s in SPLITS):
             write_json(identity_file, wanted)
             return Outcome.ADOPTED
