@@ -1,8 +1,10 @@
-"""Write the synthetic corpus: ``python scripts/make_corpus.py [data.dir=...] [seed=...]``.
+"""Write the synthetic corpus: ``python scripts/make_corpus.py [data.dir=...] [data.seed=...]``.
 
-Takes the same overrides as training (``data.train_size``, ``data.max_len``, ``seed``, ...),
-writes train/valid/test.tsv into ``data.dir`` and prints a summary. An existing, different
-corpus in that folder is never overwritten.
+Takes the same overrides as training (``data.train_size``, ``data.max_len``, ``data.seed``, ...),
+writes train/valid/test.tsv and corpus.json (the generator settings and a hash of
+data/grammar.yaml) into ``data.dir`` (by default a folder named after those settings) and
+prints a summary. A folder holding a different corpus is never overwritten; one written by an
+older version (no corpus.json) is adopted when it holds exactly this corpus.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from pathlib import Path
 from seq2seq.config.compose import load_config
 from seq2seq.data.corpus import read_tsv
 from seq2seq.data.loading import SPLITS, corpus_spec
-from seq2seq.data.synthetic.generator import corpus_summary, generate_splits, write_splits
+from seq2seq.data.synthetic.generator import corpus_summary
+from seq2seq.data.synthetic.store import Outcome, ensure_corpus
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError, exit_on_user_error
 
@@ -31,21 +34,19 @@ def main(argv: list[str]) -> None:
             f"data={data.name} is not synthetic; make_corpus writes the synthetic corpus only"
         )
     started = time.perf_counter()
-    splits = generate_splits(corpus_spec(data, cfg.seed))
-    seconds = time.perf_counter() - started
     directory = Path(data.dir)
-    present = [s for s in SPLITS if (directory / f"{s}.tsv").exists()]
-    if not present:
-        write_splits(splits, directory)
-        print(f"wrote {', '.join(f'{s}.tsv' for s in SPLITS)} to {directory} in {seconds:.1f}s")
-    elif present == list(SPLITS) and all(
-        read_tsv(directory / f"{s}.tsv") == splits[s] for s in SPLITS
-    ):
-        print(f"{directory} already holds this corpus (same settings and seed); nothing written")
+    outcome = ensure_corpus(directory, corpus_spec(data))
+    seconds = time.perf_counter() - started
+    if outcome is Outcome.GENERATED:
+        files = ", ".join(f"{s}.tsv" for s in SPLITS)
+        print(f"wrote {files} and corpus.json to {directory} in {seconds:.1f}s")
     else:
-        raise UserError(
-            f"{directory} already holds a different corpus; remove it or choose another data.dir"
+        added = " (added its corpus.json)" if outcome is Outcome.ADOPTED else ""
+        print(
+            f"{directory} already holds this corpus (same settings and seed){added}; "
+            "nothing written"
         )
+    splits = {s: read_tsv(directory / f"{s}.tsv") for s in SPLITS}
     print(corpus_summary(splits))
     src_vocab = Vocab.build(p.src for p in splits["train"])
     tgt_vocab = Vocab.build(p.tgt for p in splits["train"])

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
+import secrets
 from pathlib import Path
 from typing import Any
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write UTF-8 ``text`` (``\\n`` line endings) to ``path`` via a temporary file and rename."""
+    """Write UTF-8 ``text`` (``\\n`` line endings) to ``path`` via a temporary file and rename.
+
+    The temporary's name is unique (process id + random), so concurrent writers of one path
+    never write into each other's temporary: the last rename wins with a whole file.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8", newline="\n")
-    tmp.replace(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8", newline="\n")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def write_json(path: str | Path, data: Any) -> None:

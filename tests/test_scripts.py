@@ -69,6 +69,6 @@ def test_make_corpus_writes_then_refuses_to_overwrite_a_different_corpus(tmp_pat
     assert train.startswith("我 爱 中国\tI love China\t0-0 1-1 2-2\n".encode())
     again = run_script("make_corpus.py", f"data.dir={tmp_path}", *args)
     assert again.returncode == 0 and "nothing written" in again.stdout
-    other = run_script("make_corpus.py", f"data.dir={tmp_path}", *args, "seed=1")
+    other = run_script("make_corpus.py", f"data.dir={tmp_path}", *args, "data.seed=1")
     assert other.returncode == 2 and "already holds a different corpus" in other.stderr
     assert (tmp_path / "train.tsv").read_bytes() == train

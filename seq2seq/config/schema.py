@@ -21,6 +21,12 @@ from seq2seq.model import DECODER_TYPES
 from seq2seq.model.attention import ATTENTION_TYPES
 
 LR_SCHEDULES = ("linear", "plateau")
+#: The synthetic corpus' default folder, keyed by its generator settings (relative interpolation
+#: within ``data``; checkpoints store it resolved).
+SYNTHETIC_DIR = (
+    "data/synthetic/seed${.seed}-${.train_size}-${.valid_size}-${.test_size}"
+    "-len${.min_len}-${.max_len}"
+)
 
 
 def _f(default: Any, help: str) -> Any:
@@ -32,8 +38,24 @@ def _f(default: Any, help: str) -> Any:
 @dataclass
 class DataConfig:
     name: str = _f("synthetic", "Name of the corpus (shown in run names and reports).")
-    dir: str = _f("data/synthetic", "Folder holding train.tsv, valid.tsv and test.tsv.")
-    synthetic: bool = _f(True, "Generate the synthetic splits into `dir` when they are missing.")
+    seed: int = _f(
+        0,
+        "Seed of the synthetic corpus and of the split of a single-file corpus (`path`); "
+        "separate from the top-level `seed`, so runs over initialisation seeds share one corpus.",
+    )
+    dir: str = _f(
+        SYNTHETIC_DIR,
+        "Folder holding train.tsv, valid.tsv and test.tsv. The default is named after the "
+        "synthetic corpus' settings (seed, sizes, lengths), so another spec gets its own folder.",
+    )
+    synthetic: bool = _f(
+        True,
+        "Generate the synthetic splits into `dir` when it is missing. Its corpus.json records "
+        "the generator settings and a hash of data/grammar.yaml; a folder holding another "
+        "corpus is never used (choose another `dir`, or delete the folder to regenerate it). "
+        "A folder of an older version (no corpus.json) is adopted only if its files equal "
+        "what these settings generate.",
+    )
     path: str | None = _f(
         None, "A single TSV to split into train/valid/test instead of reading `dir` (e.g. Tatoeba)."
     )
@@ -54,7 +76,14 @@ class DataConfig:
     split_tgt_punct: bool = _f(False, "Detach punctuation from English words.")
     min_freq: int = _f(1, "Tokens seen fewer times in training map to <unk>.")
     samples: list[str] = _f(
-        ["我 爱 中国", "我 昨天 在 北京 吃 了 苹果", "你 喜欢 猫 吗 ？"],
+        [
+            "我 爱 中国",
+            "我 昨天 在 北京 吃 了 苹果",
+            "你 喜欢 猫 吗 ？",
+            # Long, with reordering: relative clause, time and place phrases (32 words).
+            "他 爱 的 护士 明晚 会 在 超市 需要 这 本 新 的 杂志 ， 这 个 老 的 医生 昨天 "
+            "在 中国 帮助 了 累 的 男孩 ， 朋友 是 作家",
+        ],
         "Source sentences whose attention heatmaps and translations are logged.",
     )
 
@@ -118,7 +147,10 @@ class TrainConfig:
 
 @dataclass
 class Config:
-    seed: int = _f(0, "One seed for the corpus, initialisation, batching and sampling.")
+    seed: int = _f(
+        0,
+        "Seed of initialisation, batching and sampling (the corpus has its own: data.seed).",
+    )
     device: str = _f("auto", "auto (CUDA when present), cpu or cuda.")
     resume: bool = _f(False, "Continue from checkpoints/last.pt in the run folder (hydra.run.dir).")
     data: DataConfig = field(default_factory=DataConfig)

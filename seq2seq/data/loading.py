@@ -1,17 +1,25 @@
-"""From a ``data`` config to train/valid/test pairs and vocabularies."""
+"""From a ``data`` config to train/valid/test pairs and vocabularies.
+
+``data`` is a ``DictConfig`` or a plain mapping: a checkpoint's stored config is plain,
+already-resolved data and is read as it is, never interpolated again.
+"""
 
 from __future__ import annotations
 
+import logging
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-from omegaconf import DictConfig
+from typing import Any
 
 from seq2seq.data.corpus import SPLITS, Pair, TsvFormat, read_tsv
-from seq2seq.data.synthetic.generator import CorpusSpec, generate_splits, write_splits
+from seq2seq.data.synthetic.generator import CorpusSpec
+from seq2seq.data.synthetic.store import Outcome, ensure_corpus
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
+
+DataSettings = Mapping[str, Any]
 
 
 @dataclass
@@ -29,35 +37,44 @@ class Corpus:
         return all(p.alignment is not None for p in self.test) and bool(self.test)
 
 
-def tsv_format(data: DictConfig) -> TsvFormat:
+def tsv_format(data: DataSettings) -> TsvFormat:
     return TsvFormat(
-        src_column=data.src_column,
-        tgt_column=data.tgt_column,
-        alignment_column=data.alignment_column,
-        char_level_src=data.char_level_src,
-        lowercase_tgt=data.lowercase_tgt,
-        split_tgt_punct=data.split_tgt_punct,
+        src_column=data["src_column"],
+        tgt_column=data["tgt_column"],
+        alignment_column=data["alignment_column"],
+        char_level_src=data["char_level_src"],
+        lowercase_tgt=data["lowercase_tgt"],
+        split_tgt_punct=data["split_tgt_punct"],
     )
 
 
-def ensure_synthetic_corpus(data: DictConfig, seed: int) -> Path:
-    """Write the synthetic splits into ``data.dir`` unless all three files are there."""
-    directory = Path(data.dir)
-    if all((directory / f"{split}.tsv").is_file() for split in SPLITS):
-        return directory
-    write_splits(generate_splits(corpus_spec(data, seed)), directory)
+def ensure_synthetic_corpus(data: DataSettings) -> Path:
+    """Generate the synthetic splits into ``data.dir`` unless it holds them already; raise
+    :class:`UserError` when it holds a corpus of another spec (see :mod:`.synthetic.store`)."""
+    directory = Path(data["dir"])
+    spec = corpus_spec(data)
+    if ensure_corpus(directory, spec) is Outcome.GENERATED:
+        logging.getLogger(__name__).info(
+            "generated the synthetic corpus (data.seed=%d) into %s: %d train / %d valid / "
+            "%d test pairs",
+            spec.seed,
+            directory,
+            spec.train_size,
+            spec.valid_size,
+            spec.test_size,
+        )
     return directory
 
 
-def corpus_spec(data: DictConfig, seed: int) -> CorpusSpec:
+def corpus_spec(data: DataSettings) -> CorpusSpec:
     """The synthetic corpus a ``data`` config asks for."""
     return CorpusSpec(
-        seed=seed,
-        train_size=data.train_size,
-        valid_size=data.valid_size,
-        test_size=data.test_size,
-        min_len=data.min_len,
-        max_len=data.max_len,
+        seed=data["seed"],
+        train_size=data["train_size"],
+        valid_size=data["valid_size"],
+        test_size=data["test_size"],
+        min_len=data["min_len"],
+        max_len=data["max_len"],
     )
 
 
@@ -82,15 +99,17 @@ def split_single_file(pairs: list[Pair], valid_size: int, test_size: int, seed: 
     return {"train": train, "valid": valid, "test": test}
 
 
-def load_splits(data: DictConfig, seed: int) -> dict[str, list[Pair]]:
+def load_splits(data: DataSettings) -> dict[str, list[Pair]]:
     """Read train/valid/test (generating the synthetic corpus first when configured)."""
     fmt = tsv_format(data)
     if data.get("path"):
-        splits = split_single_file(read_tsv(data.path, fmt), data.valid_size, data.test_size, seed)
+        splits = split_single_file(
+            read_tsv(data["path"], fmt), data["valid_size"], data["test_size"], data["seed"]
+        )
     else:
-        if data.synthetic:
-            ensure_synthetic_corpus(data, seed)
-        directory = Path(data.dir)
+        if data["synthetic"]:
+            ensure_synthetic_corpus(data)
+        directory = Path(data["dir"])
         if not directory.is_dir():
             raise UserError(
                 f"data folder {directory} does not exist; set data.dir to a folder with "
@@ -99,15 +118,15 @@ def load_splits(data: DictConfig, seed: int) -> dict[str, list[Pair]]:
         splits = {split: read_tsv(directory / f"{split}.tsv", fmt) for split in SPLITS}
     for split in SPLITS:
         if not splits[split]:
-            raise UserError(f"the {split} split of {data.get('path') or data.dir} is empty")
+            raise UserError(f"the {split} split of {data.get('path') or data['dir']} is empty")
     return splits
 
 
-def load_corpus(data: DictConfig, seed: int) -> Corpus:
+def load_corpus(data: DataSettings) -> Corpus:
     """The splits plus vocabularies built from the training split."""
-    splits = load_splits(data, seed)
+    splits = load_splits(data)
     return Corpus(
         **splits,
-        src_vocab=Vocab.build((p.src for p in splits["train"]), data.min_freq),
-        tgt_vocab=Vocab.build((p.tgt for p in splits["train"]), data.min_freq),
+        src_vocab=Vocab.build((p.src for p in splits["train"]), data["min_freq"]),
+        tgt_vocab=Vocab.build((p.tgt for p in splits["train"]), data["min_freq"]),
     )

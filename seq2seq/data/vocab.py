@@ -14,8 +14,10 @@ SPECIALS = (PAD, UNK, BOS, EOS)
 class Vocab:
     """A fixed token list; ids 0..3 are ``<pad> <unk> <bos> <eos>`` (padding shares no id).
 
-    Unknown tokens map to ``<unk>``. ``to_dict``/``from_dict`` give plain data so a vocabulary
-    travels inside a ``weights_only`` checkpoint.
+    Unknown tokens map to ``<unk>``, and so do the special tokens' spellings when they occur in
+    text (``<eos>`` typed by a user): only the model's own bookkeeping emits their ids, so a
+    typed ``<eos>`` cannot end a source early. ``to_dict``/``from_dict`` give plain data so a
+    vocabulary travels inside a ``weights_only`` checkpoint.
     """
 
     pad_id, unk_id, bos_id, eos_id = 0, 1, 2, 3
@@ -27,6 +29,7 @@ class Vocab:
             raise ValueError("a vocabulary must not list a token twice")
         self.itos: list[str] = list(tokens)
         self.stoi: dict[str, int] = {tok: i for i, tok in enumerate(self.itos)}
+        self._word_ids = {tok: i for tok, i in self.stoi.items() if tok not in SPECIALS}
 
     @classmethod
     def build(cls, sentences: Iterable[Sequence[str]], min_freq: int = 1) -> Vocab:
@@ -48,8 +51,9 @@ class Vocab:
         return f"Vocab(size={len(self)})"
 
     def encode(self, tokens: Sequence[str], eos: bool = True) -> list[int]:
-        """Tokens -> ids, unknown -> ``<unk>``; appends ``<eos>`` by default."""
-        ids = [self.stoi.get(tok, self.unk_id) for tok in tokens]
+        """Tokens -> ids, unknown words and literal specials -> ``<unk>``; appends ``<eos>``
+        by default."""
+        ids = [self._word_ids.get(tok, self.unk_id) for tok in tokens]
         return [*ids, self.eos_id] if eos else ids
 
     def decode(self, ids: Iterable[int]) -> list[str]:
@@ -62,9 +66,13 @@ class Vocab:
                 tokens.append(self.itos[i])
         return tokens
 
+    def knows(self, token: str) -> bool:
+        """Whether ``token`` is a word of this vocabulary (a special's spelling is not)."""
+        return token in self._word_ids
+
     def unknown(self, tokens: Iterable[str]) -> list[str]:
-        """The tokens of ``tokens`` this vocabulary does not know, in order."""
-        return [tok for tok in tokens if tok not in self.stoi]
+        """The tokens of ``tokens`` that :meth:`encode` maps to ``<unk>``, in order."""
+        return [tok for tok in tokens if not self.knows(tok)]
 
     def to_dict(self) -> dict[str, list[str]]:
         return {"tokens": list(self.itos)}

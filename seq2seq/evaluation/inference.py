@@ -76,19 +76,19 @@ class TrainedRun:
             return list(tokenize_src(text, char_level=True))
         tokens: list[str] = []
         for token in text.split():
-            tokens += [token] if token in self.src_vocab.stoi else self._segment(token)
+            tokens += [token] if self.src_vocab.knows(token) else self._segment(token)
         return tokens
 
     def _segment(self, chunk: str) -> list[str]:
         pieces, start = [], 0
         while start < len(chunk):
             end = next(
-                (e for e in range(len(chunk), start, -1) if chunk[start:e] in self.src_vocab.stoi),
+                (e for e in range(len(chunk), start, -1) if self.src_vocab.knows(chunk[start:e])),
                 start + 1,
             )
             pieces.append(chunk[start:end])
             start = end
-        return pieces if all(p in self.src_vocab.stoi for p in pieces) else [chunk]
+        return pieces if all(self.src_vocab.knows(p) for p in pieces) else [chunk]
 
     def translate(
         self, texts: list[str], beam_size: int = 1, alpha: float = 0.6

@@ -74,9 +74,12 @@ def _sacrebleu_score(
 def corpus_bleu(hypotheses: Sequence[Sentence], references: Sequence[Sentence]) -> BleuResult:
     """Corpus BLEU (sacrebleu defaults, one reference, ``tokenize="none"``).
 
-    The signature records ``tok:none``. An empty corpus scores 0.0.
+    The signature records ``tok:none``. An empty corpus scores 0.0. Scoring tokenized text
+    is deliberate (both sides share the corpus' tokenization), so ``force=True`` silences
+    sacrebleu's "forgot to detokenize" warning, which would repeat at every validation; it
+    does not change the score or the signature.
     """
-    return _sacrebleu_score(BLEU(tokenize="none"), hypotheses, references)
+    return _sacrebleu_score(BLEU(tokenize="none", force=True), hypotheses, references)
 
 
 def corpus_chrf(hypotheses: Sequence[Sentence], references: Sequence[Sentence]) -> BleuResult:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
-
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.loading import load_splits
 from seq2seq.errors import UserError
@@ -30,14 +28,16 @@ def evaluate_run(
     if beam_size < 1 or batch_size < 1:
         raise UserError("--beam-size and --batch-size must be at least 1")
     run = TrainedRun.load(run_dir, checkpoint, device=str(resolve_device(device)))
-    data = OmegaConf.create(run.config["data"])
+    # Plain data, read as it is: the stored config was saved resolved, and resolving it again
+    # would expand a crafted "${oc.env:...}". Older checkpoints' corpus seed was the run's seed.
+    data = {"seed": run.config["seed"], **run.config["data"]}
     if data_dir is not None:
         if not Path(data_dir).is_dir():
             raise UserError(
                 f"--data-dir {data_dir} does not exist; pass the folder holding {split}.tsv"
             )
-        data.dir, data.path, data.synthetic = data_dir, None, False
-    splits = load_splits(data, run.config["seed"])
+        data.update(dir=data_dir, path=None, synthetic=False)
+    splits = load_splits(data)
     dataset = ParallelDataset(splits[split], run.src_vocab, run.tgt_vocab)
     valid = ParallelDataset(splits["valid"], run.src_vocab, run.tgt_vocab)
     scores, _ = evaluate_dataset(
@@ -64,7 +64,8 @@ def format_metrics(scores: dict[str, Any], title: str = "") -> str:
         ("chrF", number(scores.get("chrf"))),
         ("exact match %", number(scores["exact_match"], 100)),
         ("token accuracy %", number(scores.get("token_accuracy"), 100)),
-        ("AER", number(scores.get("aer"), 1)),
+        ("AER (sure + possible)", number(scores.get("aer"), 1)),
+        ("AER (sure only)", number(scores.get("aer_sure_only"), 1)),
         ("AER best head", number(scores.get("aer_best_head"), 1)),
         ("attention entropy", number(scores.get("attention_entropy"))),
         ("loss", number(scores["loss"])),

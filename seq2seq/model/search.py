@@ -68,10 +68,13 @@ def greedy_decode(
     for t in range(int(limits.max())):
         logits, state, step_weights = model.decoder.step(prev, state, memory)
         log_probs = rule_out_never_emitted(logits.log_softmax(-1))
-        best, best_ids = log_probs.max(-1)
-        best_ids = best_ids.masked_fill(finished, Vocab.pad_id)
+        best_ids = log_probs.argmax(-1)
+        # At its length limit a sentence must end: emit <eos> and score <eos>, not the
+        # token it replaces, so the score is the log-probability of the returned tokens.
         best_ids = torch.where(~finished & (limits == t + 1), Vocab.eos_id, best_ids)
-        scores += best.masked_fill(finished, 0.0)
+        best_ids = best_ids.masked_fill(finished, Vocab.pad_id)
+        chosen = log_probs.gather(1, best_ids.unsqueeze(1)).squeeze(1)
+        scores += chosen.masked_fill(finished, 0.0)
         tokens.append(best_ids)
         if step_weights is not None:
             weights.append(step_weights.masked_fill(finished[:, None, None], 0.0))

@@ -45,6 +45,7 @@ def train(cfg: DictConfig, run_dir: str | Path) -> dict[str, Any]:
     run_dir = Path(run_dir)
     trainer = Trainer(cfg, run_dir)
     log.info("run folder: %s", run_dir.resolve())
+    log.info("BLEU/chrF score tokenized text (tok:none) on purpose; sacrebleu's warning is off")
     log.info("%s", trainer.model.summary())
     log.info(
         "corpus: %d train / %d valid / %d test pairs, vocab %d zh / %d en, padding share %.1f%%",

@@ -67,7 +67,7 @@ class Trainer:
         self.device = resolve_device(cfg.device)
         set_threads(cfg.train.num_threads)
         seed_everything(cfg.seed)
-        self.corpus = corpus = load_corpus(cfg.data, cfg.seed)
+        self.corpus = corpus = load_corpus(cfg.data)
         self.spec = model_spec(cfg, corpus)
         self.model = Seq2Seq(self.spec).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.train.lr)

@@ -1,0 +1,46 @@
+"""Evaluating a run folder reads the checkpoint's stored config as plain data."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+from omegaconf import OmegaConf
+
+from seq2seq.config.schema import Config
+from seq2seq.data.corpus import read_tsv
+from seq2seq.data.vocab import Vocab
+from seq2seq.evaluation.report import evaluate_run
+from seq2seq.model import Seq2Seq
+from seq2seq.model.checkpoint import Checkpoint, save_checkpoint
+from seq2seq.model.spec import ModelSpec
+from tests.conftest import write_toy_corpus
+
+
+def write_run(run_dir: Path, data_dir: str) -> None:
+    """A run folder whose checkpoint's config names ``data_dir`` (a tiny random model)."""
+    train = read_tsv(Path(data_dir) / "train.tsv")
+    src_vocab = Vocab.build(p.src for p in train)
+    tgt_vocab = Vocab.build(p.tgt for p in train)
+    spec = ModelSpec(len(src_vocab), len(tgt_vocab), embed_size=4, hidden_size=4, dropout=0.0)
+    torch.manual_seed(0)
+    config = OmegaConf.to_container(OmegaConf.structured(Config), resolve=True)
+    config["data"].update(name="tsv", dir=data_dir, synthetic=False)
+    checkpoint = Checkpoint(
+        model=Seq2Seq(spec).state_dict(), optimizer={}, scheduler={}, rng={}, state={},
+        model_spec=asdict(spec), vocab={"src": src_vocab.to_dict(), "tgt": tgt_vocab.to_dict()},
+        config=config, max_src_len=12,
+    )  # fmt: skip
+    save_checkpoint(run_dir / "checkpoints" / "best.pt", checkpoint)
+
+
+def test_a_stored_data_dir_is_never_interpolated(tmp_path, monkeypatch):
+    """A crafted ``${oc.env:...}`` in a checkpoint's config stays literal text."""
+    monkeypatch.setenv("SEQ2SEQ_TEST_SECRET", "s3cret")
+    literal = str(tmp_path / "evil_${oc.env:SEQ2SEQ_TEST_SECRET}")
+    write_toy_corpus(Path(literal), sizes=(40, 8, 8))
+    write_run(tmp_path / "run", literal)
+    scores = evaluate_run(tmp_path / "run", device="cpu")
+    assert scores["bleu"] >= 0.0  # read the folder literally named evil_${...}
+    assert not (tmp_path / "evil_s3cret").exists()
