@@ -28,7 +28,12 @@ from omegaconf import DictConfig
 from seq2seq.config.schema import register_configs
 from seq2seq.config.schema import validate as validate_config
 from seq2seq.errors import UserError, debug_enabled, exit_on_user_error
-from seq2seq.training.distributed import Launch, check_launch, worker_overrides
+from seq2seq.training.distributed import (
+    Launch,
+    check_batch_size,
+    refuse_multirun,
+    worker_overrides,
+)
 
 register_configs()
 
@@ -67,7 +72,8 @@ def main(cfg: DictConfig) -> float:
 
     launch = Launch.from_env()
     validate_config(cfg)  # on every rank, before any process group: bad input fails fast
-    check_launch(launch, cfg.train.batch_size, HydraConfig.get().mode == RunMode.MULTIRUN)
+    refuse_multirun(launch, HydraConfig.get().mode == RunMode.MULTIRUN)
+    check_batch_size(launch, cfg.train.batch_size)
     with process_group(launch, resolve_device(cfg.device)) as group:
         run_dir = Path(group.broadcast(str(Path(HydraConfig.get().runtime.output_dir).resolve())))
         try:
@@ -104,9 +110,20 @@ def _restore_streams() -> None:
     sys.stdout, sys.stderr = _STREAMS
 
 
-if __name__ == "__main__":
-    if not Launch.from_env().is_main:
+@exit_on_user_error
+@silent_on_workers
+def start() -> None:
+    """Refuse a sweep under torchrun before Hydra makes sweep folders on every rank; start
+    ranks above 0 quietly (see :func:`worker_overrides`); run :func:`main`."""
+    launch = Launch.from_env()
+    multirun = bool({"-m", "--multirun"} & set(sys.argv[1:]))
+    refuse_multirun(launch, multirun)
+    if not launch.is_main:
         sys.argv = [sys.argv[0], *worker_overrides(sys.argv[1:])]
         if not debug_enabled():
             _quiet_streams()
     main()
+
+
+if __name__ == "__main__":
+    start()

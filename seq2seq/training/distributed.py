@@ -47,6 +47,8 @@ import torch.distributed as dist
 
 from seq2seq.errors import UserError
 from seq2seq.evaluation.scoring import sequence_loss
+from seq2seq.training import checkpointing
+from seq2seq.training.signals import TrainingInterrupted
 from seq2seq.training.state import TrainState
 from seq2seq.training.tblog import RunLogger
 
@@ -71,12 +73,13 @@ _WORKER_HYDRA = {
 
 @dataclass(frozen=True)
 class Launch:
-    """Where this process sits in a torchrun launch (torchrun's ``RANK``, ``LOCAL_RANK`` and
-    ``WORLD_SIZE``); a plain ``python`` start is rank 0 of 1."""
+    """Where this process sits in a torchrun launch (torchrun's ``RANK``, ``LOCAL_RANK``,
+    ``WORLD_SIZE`` and ``LOCAL_WORLD_SIZE``); a plain ``python`` start is rank 0 of 1."""
 
     rank: int = 0
     local_rank: int = 0
     world_size: int = 1
+    local_world_size: int = 1
 
     @classmethod
     def from_env(cls) -> Launch:
@@ -85,6 +88,7 @@ class Launch:
             rank=int(env.get("RANK", 0)),
             local_rank=int(env.get("LOCAL_RANK", 0)),
             world_size=int(env.get("WORLD_SIZE", 1)),
+            local_world_size=int(env.get("LOCAL_WORLD_SIZE", 1)),
         )
 
     @property
@@ -104,15 +108,18 @@ def worker_overrides(argv: Sequence[str]) -> list[str]:
     return kept + [f"{key}={value}" for key, value in _WORKER_HYDRA.items()]
 
 
-def check_launch(launch: Launch, batch_size: int, multirun: bool) -> None:
-    """What torchrun cannot combine with the config; checked before any process group."""
-    if not launch.distributed:
-        return
-    if multirun:
+def refuse_multirun(launch: Launch, multirun: bool) -> None:
+    """A Hydra sweep under torchrun is a :class:`UserError` (checked before Hydra starts)."""
+    if launch.distributed and multirun:
         raise UserError(
-            "-m/--multirun cannot run under torchrun; sweep with hydra/launcher=submitit_slurm "
-            "(one torchrun-free job per setting) or run torchrun once per setting"
+            "-m/--multirun cannot run under torchrun (every rank would sweep on its own); "
+            "sweep without torchrun, e.g. hydra/launcher=submitit_slurm, or start torchrun "
+            "once per setting"
         )
+
+
+def check_batch_size(launch: Launch, batch_size: int) -> None:
+    """Every rank needs a pair of every global batch; checked before any process group."""
     if batch_size < launch.world_size:
         raise UserError(
             f"train.batch_size={batch_size} is the global batch and must be at least the "
@@ -206,6 +213,12 @@ def process_group(launch: Launch, device: torch.device) -> Iterator[ProcessGroup
         return
     backend = "nccl" if device.type == "cuda" else "gloo"
     if device.type == "cuda":
+        gpus = torch.cuda.device_count()
+        if gpus < launch.local_world_size:  # every rank sees this: rank 0 reports it
+            raise UserError(
+                f"torchrun started {launch.local_world_size} processes on this node but only "
+                f"{gpus} GPU(s) are visible; use --nproc-per-node={gpus} or device=cpu"
+            )
         torch.cuda.set_device(launch.local_rank)
         device = torch.device("cuda", launch.local_rank)
     dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s()))
@@ -247,6 +260,33 @@ class NullLogger(RunLogger):
 
     def close(self) -> None:
         pass
+
+
+def data_parallel(
+    model: torch.nn.Module, group: ProcessGroup
+) -> torch.nn.parallel.DistributedDataParallel | None:
+    """``model`` wrapped for DDP training (it keeps its own weights), or None on one process."""
+    if not group.distributed:
+        return None
+    cuda = group.device.type == "cuda"
+    return torch.nn.parallel.DistributedDataParallel(
+        model, device_ids=[group.device.index] if cuda else None
+    )
+
+
+def stop_on_request(trainer: Trainer, stops: list[int]) -> None:
+    """After a step: on a SIGINT/SIGTERM that reached any rank, rank 0 saves ``last.pt`` and
+    every rank raises :class:`TrainingInterrupted`; otherwise nothing."""
+    signum = stops[0] if stops else 0
+    if trainer.group.distributed:
+        signum = trainer.group.max(signum)
+    if not signum:
+        return
+    path = trainer.ckpt_dir / "last.pt"
+    if trainer.group.is_main:
+        path = checkpointing.save(trainer, "last.pt")
+    trainer.group.barrier()  # nobody exits (torchrun would stop the others) before the save
+    raise TrainingInterrupted(signum, path)
 
 
 def data_parallel_step(trainer: Trainer, indices: Sequence[int]) -> tuple[float, float, int]:

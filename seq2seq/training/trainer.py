@@ -27,11 +27,13 @@ from seq2seq.training import checkpointing
 from seq2seq.training.distributed import (
     Launch,
     ProcessGroup,
+    data_parallel,
     data_parallel_step,
+    stop_on_request,
     validate_everywhere,
 )
 from seq2seq.training.schedule import build_scheduler
-from seq2seq.training.signals import TrainingInterrupted, stop_requests
+from seq2seq.training.signals import stop_requests
 from seq2seq.training.state import TrainState
 from seq2seq.training.tblog import RunLogger
 from seq2seq.training.validation import evaluate_best, validate
@@ -101,11 +103,7 @@ class Trainer:
                 f"{self.run_dir} already holds a training run; pass resume=true to continue it "
                 "or choose a new folder with hydra.run.dir=..."
             )
-        self.ddp_model = (
-            torch.nn.parallel.DistributedDataParallel(self.model)
-            if self.group.distributed
-            else None
-        )
+        self.ddp_model = data_parallel(self.model, self.group)
 
     def train_step(self, indices: list[int]) -> StepResult:
         """One update on the training pairs ``indices``: loss, gradient norm, target tokens.
@@ -148,26 +146,10 @@ class Trainer:
         limit = (t.max_steps > 0 and state.step >= t.max_steps) or (
             t.max_epochs > 0 and state.epoch >= t.max_epochs
         )
-        return limit or (should_stop is not None and self._any_rank(should_stop(state)))
-
-    def _any_rank(self, flag: bool) -> bool:
-        return self.group.any(flag) if self.group.distributed else flag
+        return limit or (should_stop is not None and self.group.any(should_stop(state)))
 
     def _validate(self, logger: RunLogger) -> None:
         validate_everywhere(self, lambda: validate(self, logger))
-
-    def _stop_requested(self, stops: list[int]) -> None:
-        """After a SIGINT/SIGTERM on any rank: rank 0 saves ``last.pt``; all ranks raise."""
-        signum = stops[0] if stops else 0
-        if self.group.distributed:
-            signum = self.group.max(signum)
-        if not signum:
-            return
-        path = self.ckpt_dir / "last.pt"
-        if self.group.is_main:
-            path = checkpointing.save(self, "last.pt")
-        self.group.barrier()  # nobody exits (torchrun would kill the others) before the save
-        raise TrainingInterrupted(signum, path)
 
     def _stop_early(self) -> bool:
         t, history = self.cfg.train, self.state.history
@@ -218,7 +200,7 @@ class Trainer:
                         window.start = time.perf_counter()
                         if self._stop_early():
                             return
-                    self._stop_requested(stops)
+                    stop_on_request(self, stops)
                     if self._done(should_stop):
                         break
                 else:
