@@ -113,7 +113,12 @@ def rank_pid(torchrun_pid: int, rank: int) -> int | None:
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
 def test_sigterm_to_rank_1_stops_both_once_then_resume_and_early_stop(toy_corpus, tmp_path):
     run_dir = tmp_path / "run"
-    args = tiny("train.max_steps=100000", "train.eval_every=1000", toy_corpus=toy_corpus)
+    args = tiny(
+        "train.max_steps=100000",
+        "train.max_epochs=0",
+        "train.eval_every=1000",
+        toy_corpus=toy_corpus,
+    )
     log = tmp_path / "stop.log"
     with open(log, "w", encoding="utf-8") as handle:
         process = subprocess.Popen(
@@ -142,7 +147,12 @@ def test_sigterm_to_rank_1_stops_both_once_then_resume_and_early_stop(toy_corpus
 
     # Resume under DDP; stop_at_exact_match=0 stops both ranks at the first validation.
     resumed = torchrun(
-        *tiny("train.max_steps=100000", "train.eval_every=5", toy_corpus=toy_corpus),
+        *tiny(
+            "train.max_steps=100000",
+            "train.max_epochs=0",
+            "train.eval_every=5",
+            toy_corpus=toy_corpus,
+        ),
         "train.stop_at_exact_match=0.0",
         "resume=true",
         f"hydra.run.dir={run_dir}",
