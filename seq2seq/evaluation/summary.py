@@ -90,6 +90,12 @@ _FIELDS: tuple[_Field, ...] = (
     _Field(("test", "bleu_by_length"), _is_bleu_by_length, "an object of bucket -> BLEU"),
     _Field(("valid_best",), _optional(lambda v: isinstance(v, Mapping)), "an object", False),
     _Field(("history",), _is_history, "a list of {step, valid_loss, ...} entries"),
+    _Field(
+        ("distributed",),
+        _optional(lambda v: isinstance(v, Mapping) and _is_integer(v.get("world_size"))),
+        "an object with world_size and backend, or null",
+        False,
+    ),
 )
 
 
@@ -136,6 +142,7 @@ class RunSummary:
     seconds_to_best: float | None = None
     bleu_signature: str | None = None
     valid_best: dict[str, Any] | None = None
+    distributed: dict[str, Any] | None = None  # {"world_size": N, "backend": "gloo"|...}
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -155,6 +162,7 @@ class RunSummary:
             "test": self.test,
             "valid_best": self.valid_best,
             "history": self.history,
+            **({"distributed": self.distributed} if self.distributed is not None else {}),
             **self.extra,
         }
 

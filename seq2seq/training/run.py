@@ -12,6 +12,7 @@ from omegaconf import DictConfig
 from seq2seq.config.schema import to_plain
 from seq2seq.data.batching import padding_share
 from seq2seq.evaluation.summary import METRICS_FILE, RunSummary
+from seq2seq.training.distributed import NullLogger, ProcessGroup
 from seq2seq.training.tblog import RunLogger
 from seq2seq.training.trainer import Trainer
 
@@ -37,15 +38,25 @@ def run_summary(trainer: Trainer, test_scores: dict[str, Any]) -> RunSummary:
         test=test_scores,
         valid_best=best,
         history=state.history,
+        distributed=trainer.group.summary(),
     )
 
 
-def train(cfg: DictConfig, run_dir: str | Path) -> dict[str, Any]:
-    """Train, test the best checkpoint, write ``metrics.json``; returns its content."""
+def train(
+    cfg: DictConfig, run_dir: str | Path, group: ProcessGroup | None = None
+) -> dict[str, Any]:
+    """Train, test the best checkpoint, write ``metrics.json``; returns its content.
+
+    Under DDP (``group``) every rank trains; rank 0 alone logs, tests and writes, and the
+    other ranks return an empty dict once training ends."""
     run_dir = Path(run_dir)
-    trainer = Trainer(cfg, run_dir)
+    trainer = Trainer(cfg, run_dir, group)
+    if not trainer.group.is_main:
+        trainer.fit(NullLogger())
+        return {}
     log.info("run folder: %s", run_dir.resolve())
     log.info("BLEU/chrF score tokenized text (tok:none) on purpose; sacrebleu's warning is off")
+    log.info("processes: %s", trainer.group.describe())
     log.info("%s", trainer.model.summary())
     log.info(
         "corpus: %d train / %d valid / %d test pairs, vocab %d zh / %d en, padding share %.1f%%",

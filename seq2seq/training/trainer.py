@@ -24,8 +24,16 @@ from seq2seq.evaluation.scoring import sequence_loss
 from seq2seq.model import ModelSpec, Seq2Seq
 from seq2seq.runtime import resolve_device, seed_everything, set_threads
 from seq2seq.training import checkpointing
+from seq2seq.training.distributed import (
+    Launch,
+    ProcessGroup,
+    data_parallel,
+    data_parallel_step,
+    stop_on_request,
+    validate_everywhere,
+)
 from seq2seq.training.schedule import build_scheduler
-from seq2seq.training.signals import TrainingInterrupted, stop_requests
+from seq2seq.training.signals import stop_requests
 from seq2seq.training.state import TrainState
 from seq2seq.training.tblog import RunLogger
 from seq2seq.training.validation import evaluate_best, validate
@@ -57,14 +65,22 @@ def model_spec(cfg: DictConfig, corpus: Corpus) -> ModelSpec:
 
 
 class Trainer:
-    """Trains one model in one run folder; see :meth:`fit` and :meth:`train_step`."""
+    """Trains one model in one run folder; see :meth:`fit` and :meth:`train_step`.
 
-    def __init__(self, cfg: DictConfig, run_dir: str | Path) -> None:
+    With a distributed ``group`` (see :mod:`seq2seq.training.distributed`) every rank builds
+    the same trainer; updates run through DDP and only rank 0 validates and saves."""
+
+    def __init__(
+        self, cfg: DictConfig, run_dir: str | Path, group: ProcessGroup | None = None
+    ) -> None:
         validate_config(cfg)
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.ckpt_dir = self.run_dir / "checkpoints"
         self.device = resolve_device(cfg.device)
+        self.group = group or ProcessGroup(Launch(), None, self.device)
+        if self.group.distributed:
+            self.device = self.group.device  # cuda:<local rank> under nccl
         set_threads(cfg.train.num_threads)
         seed_everything(cfg.seed)
         self.corpus = corpus = load_corpus(cfg.data)
@@ -87,13 +103,17 @@ class Trainer:
                 f"{self.run_dir} already holds a training run; pass resume=true to continue it "
                 "or choose a new folder with hydra.run.dir=..."
             )
+        self.ddp_model = data_parallel(self.model, self.group)
 
     def train_step(self, indices: list[int]) -> StepResult:
         """One update on the training pairs ``indices``: loss, gradient norm, target tokens.
 
         A non-finite loss returns ``(loss, nan, 0)`` without touching the weights, so the
         caller can stop with the last good checkpoint intact. Does not advance the schedule
-        or :attr:`state`; :meth:`fit` does that."""
+        or :attr:`state`; :meth:`fit` does that. Under DDP the rank trains on its share of
+        ``indices`` and returns the global loss and token count."""
+        if self.ddp_model is not None:
+            return data_parallel_step(self, indices)
         batch = self.train_set.collate(indices).to(self.device)
         self.model.train()
         logits, _ = self.model(
@@ -126,7 +146,10 @@ class Trainer:
         limit = (t.max_steps > 0 and state.step >= t.max_steps) or (
             t.max_epochs > 0 and state.epoch >= t.max_epochs
         )
-        return limit or (should_stop is not None and should_stop(state))
+        return limit or (should_stop is not None and self.group.any(should_stop(state)))
+
+    def _validate(self, logger: RunLogger) -> None:
+        validate_everywhere(self, lambda: validate(self, logger))
 
     def _stop_early(self) -> bool:
         t, history = self.cfg.train, self.state.history
@@ -142,7 +165,11 @@ class Trainer:
         t = self.cfg.train
         total = t.max_steps or t.max_epochs * len(self.sampler)
         progress = tqdm(
-            total=total, initial=self.state.step, disable=None, dynamic_ncols=True, unit="step"
+            total=total,
+            initial=self.state.step,
+            disable=None if self.group.is_main else True,
+            dynamic_ncols=True,
+            unit="step",
         )
         window = _Window()
         with logging_redirect_tqdm(), stop_requests() as stops, progress:
@@ -169,20 +196,18 @@ class Trainer:
                         )
                     progress.update()
                     if step % t.eval_every == 0:
-                        validate(self, logger)
+                        self._validate(logger)
                         window.start = time.perf_counter()
                         if self._stop_early():
                             return
-                    if stops:
-                        path = checkpointing.save(self, "last.pt")
-                        raise TrainingInterrupted(stops[0], path)
+                    stop_on_request(self, stops)
                     if self._done(should_stop):
                         break
                 else:
                     self.state.epoch += 1
                     self.state.batch_in_epoch = 0
             if not self.state.history or self.state.history[-1]["step"] != self.state.step:
-                validate(self, logger)
+                self._validate(logger)
 
     def test(self) -> dict[str, Any]:
         """Full test-split metrics of the best checkpoint; see :func:`evaluate_best`."""

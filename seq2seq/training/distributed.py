@@ -1,0 +1,355 @@
+"""One training run on several processes: PyTorch DistributedDataParallel, started by torchrun.
+
+On one machine (gloo on CPU; nccl on CUDA, one GPU per local rank)::
+
+    torchrun --standalone --nproc-per-node=2 scripts/train.py train.num_threads=1 ...
+
+Across machines, the same command on every node, with the node count and a rendezvous point
+(a host:port every node reaches; the run folder on a filesystem all nodes share)::
+
+    torchrun --nnodes=2 --nproc-per-node=4 --rdzv-backend=c10d \
+        --rdzv-id=my_run --rdzv-endpoint=node0.example.org:29500 scripts/train.py ...
+
+What the processes share and who does what:
+
+* ``train.batch_size`` is the *global* batch. Every rank builds the same length-bucketed batch
+  order (same seed) and takes every ``world_size``-th pair of each batch (:func:`shard`). Each
+  rank's loss is its *sum* over target tokens times ``world_size / global tokens``, so after
+  DDP averages the gradients over ranks they equal the one-process gradient of the whole batch.
+  The logged ``loss/train`` is the all-reduced global mean.
+* Rank 0 alone writes: the Hydra run folder, ``train.log``, TensorBoard, checkpoints and
+  ``metrics.json``; it validates and tests, then broadcasts what validation decided (best,
+  patience, plateau schedule) so every rank stops early together.
+* The run folder: every rank composes the config with Hydra, but ranks above 0 do so quietly
+  with ``hydra.run.dir=.``, no ``.hydra/`` folder and no log file (:func:`worker_overrides`),
+  then take rank 0's run folder over the process group (:meth:`ProcessGroup.broadcast`).
+  Hydra's timestamped default folder is created once, by rank 0.
+* A SIGINT/SIGTERM on any rank is all-reduced after every step: all ranks stop after the same
+  step, rank 0 saves ``last.pt`` once, every rank exits with 128 + the signal number.
+* Bad input: the config is validated on every rank before the process group starts, and only
+  rank 0 prints the error line. The process group has a timeout (``SEQ2SEQ_DDP_TIMEOUT_S``,
+  default 1800 s) so a rank whose peers died cannot wait forever; torchrun also stops all
+  ranks as soon as one exits with an error.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import torch
+import torch.distributed as dist
+
+from seq2seq.errors import UserError
+from seq2seq.evaluation.scoring import sequence_loss
+from seq2seq.training import checkpointing
+from seq2seq.training.signals import TrainingInterrupted
+from seq2seq.training.state import TrainState
+from seq2seq.training.tblog import RunLogger
+
+if TYPE_CHECKING:  # the trainer imports this module; only its type is needed here
+    from seq2seq.training.trainer import Trainer
+
+T = TypeVar("T")
+
+TIMEOUT_ENV = "SEQ2SEQ_DDP_TIMEOUT_S"
+DEFAULT_TIMEOUT_S = 1800.0
+"""Longest wait in one collective; rank 0's validation must fit in it (others wait)."""
+
+# Hydra settings a rank above 0 replaces: it must not create a run folder, a log file or a
+# ``.hydra/`` copy of the config of its own (rank 0's folder is the run's one folder).
+_WORKER_HYDRA = {
+    "hydra.run.dir": ".",
+    "hydra.output_subdir": "null",
+    "hydra/job_logging": "disabled",
+    "hydra/hydra_logging": "disabled",
+}
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Where this process sits in a torchrun launch (torchrun's ``RANK``, ``LOCAL_RANK``,
+    ``WORLD_SIZE`` and ``LOCAL_WORLD_SIZE``); a plain ``python`` start is rank 0 of 1."""
+
+    rank: int = 0
+    local_rank: int = 0
+    world_size: int = 1
+    local_world_size: int = 1
+
+    @classmethod
+    def from_env(cls) -> Launch:
+        env = os.environ
+        return cls(
+            rank=int(env.get("RANK", 0)),
+            local_rank=int(env.get("LOCAL_RANK", 0)),
+            world_size=int(env.get("WORLD_SIZE", 1)),
+            local_world_size=int(env.get("LOCAL_WORLD_SIZE", 1)),
+        )
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def distributed(self) -> bool:
+        return self.world_size > 1
+
+
+def worker_overrides(argv: Sequence[str]) -> list[str]:
+    """``argv`` for a rank above 0: the user's overrides minus the Hydra output settings, plus
+    the quiet ones of :data:`_WORKER_HYDRA` (so no stray folders or logs appear)."""
+    keys = tuple(f"{key}=" for key in _WORKER_HYDRA)
+    kept = [a for a in argv if not a.lstrip("+~").startswith(keys)]
+    return kept + [f"{key}={value}" for key, value in _WORKER_HYDRA.items()]
+
+
+def refuse_multirun(launch: Launch, multirun: bool) -> None:
+    """A Hydra sweep under torchrun is a :class:`UserError` (checked before Hydra starts)."""
+    if launch.distributed and multirun:
+        raise UserError(
+            "-m/--multirun cannot run under torchrun (every rank would sweep on its own); "
+            "sweep without torchrun, e.g. hydra/launcher=submitit_slurm, or start torchrun "
+            "once per setting"
+        )
+
+
+def check_batch_size(launch: Launch, batch_size: int) -> None:
+    """Every rank needs a pair of every global batch; checked before any process group."""
+    if batch_size < launch.world_size:
+        raise UserError(
+            f"train.batch_size={batch_size} is the global batch and must be at least the "
+            f"number of processes ({launch.world_size})"
+        )
+
+
+def timeout_s() -> float:
+    """The collective timeout: ``SEQ2SEQ_DDP_TIMEOUT_S`` or :data:`DEFAULT_TIMEOUT_S`."""
+    raw = os.environ.get(TIMEOUT_ENV, "")
+    try:
+        value = float(raw) if raw else DEFAULT_TIMEOUT_S
+    except ValueError:
+        raise UserError(f"{TIMEOUT_ENV}={raw!r} must be a number of seconds") from None
+    if value <= 0:
+        raise UserError(f"{TIMEOUT_ENV}={raw!r} must be positive")
+    return value
+
+
+class ProcessGroup:
+    """The collectives training needs; each is a no-op (or the identity) on one process."""
+
+    def __init__(self, launch: Launch, backend: str | None, device: torch.device) -> None:
+        self.launch = launch
+        self.backend = backend
+        self.device = device  # where collective tensors live (nccl needs CUDA tensors)
+
+    @property
+    def rank(self) -> int:
+        return self.launch.rank
+
+    @property
+    def world_size(self) -> int:
+        return self.launch.world_size
+
+    @property
+    def is_main(self) -> bool:
+        return self.launch.is_main
+
+    @property
+    def distributed(self) -> bool:
+        return self.launch.distributed
+
+    def describe(self) -> str:
+        """``world size 2, backend gloo`` for ``train.log``."""
+        return f"world size {self.world_size}, backend {self.backend or 'none'}"
+
+    def summary(self) -> dict[str, Any]:
+        """What ``metrics.json`` records under ``distributed``."""
+        return {"world_size": self.world_size, "backend": self.backend}
+
+    def sum(self, values: Sequence[float]) -> list[float]:
+        """Element-wise sum over ranks (float64)."""
+        if not self.distributed:
+            return list(values)
+        tensor = torch.tensor(list(values), dtype=torch.float64, device=self.device)
+        dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+        return tensor.tolist()
+
+    def max(self, value: int) -> int:
+        """The largest ``value`` over ranks."""
+        if not self.distributed:
+            return value
+        tensor = torch.tensor([value], dtype=torch.int64, device=self.device)
+        dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+        return int(tensor.item())
+
+    def any(self, flag: bool) -> bool:
+        """True on every rank when ``flag`` is true on one."""
+        return bool(self.max(int(flag)))
+
+    def broadcast(self, obj: T) -> T:
+        """Rank 0's ``obj`` on every rank (pickled)."""
+        if not self.distributed:
+            return obj
+        box = [obj]
+        dist.broadcast_object_list(box, src=0, device=self.device)
+        return box[0]
+
+    def barrier(self) -> None:
+        if self.distributed:
+            dist.barrier()
+
+
+@contextmanager
+def process_group(launch: Launch, device: torch.device) -> Iterator[ProcessGroup]:
+    """Join torchrun's process group for the duration (gloo on CPU, nccl on CUDA with one GPU
+    per local rank); on one process nothing is started. Call after the config is validated."""
+    if not launch.distributed:
+        yield ProcessGroup(launch, None, device)
+        return
+    backend = "nccl" if device.type == "cuda" else "gloo"
+    if device.type == "cuda":
+        gpus = torch.cuda.device_count()
+        if gpus < launch.local_world_size:  # every rank sees this: rank 0 reports it
+            raise UserError(
+                f"torchrun started {launch.local_world_size} processes on this node but only "
+                f"{gpus} GPU(s) are visible; use --nproc-per-node={gpus} or device=cpu"
+            )
+        torch.cuda.set_device(launch.local_rank)
+        device = torch.device("cuda", launch.local_rank)
+    dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s()))
+    try:
+        yield ProcessGroup(launch, backend, device)
+    finally:
+        dist.destroy_process_group()
+
+
+def shard(indices: Sequence[int], rank: int, world_size: int) -> tuple[list[int], float]:
+    """This rank's pairs of a global batch, and the weight of its loss (1, or 0 when the batch
+    has fewer pairs than ranks: the rank then runs its first pair with weight 0 so every rank
+    still takes part in DDP's gradient all-reduce). Strided, so every rank gets similar
+    lengths from a length-sorted batch."""
+    own = list(indices[rank::world_size])
+    return (own, 1.0) if own else (list(indices[:1]), 0.0)
+
+
+class NullLogger(RunLogger):
+    """What ranks above 0 log to: nothing (rank 0 owns the run's one TensorBoard run)."""
+
+    def __init__(self) -> None:  # no SummaryWriter, no folder
+        pass
+
+    def scalars(self, values: Any, step: int) -> None:
+        pass
+
+    def figure(self, tag: str, figure: object, step: int) -> None:
+        pass
+
+    def text(self, tag: str, markdown: str, step: int) -> None:
+        pass
+
+    def hparams(self, params: Any, final_metrics: Any) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def data_parallel(
+    model: torch.nn.Module, group: ProcessGroup
+) -> torch.nn.parallel.DistributedDataParallel | None:
+    """``model`` wrapped for DDP training (it keeps its own weights), or None on one process."""
+    if not group.distributed:
+        return None
+    cuda = group.device.type == "cuda"
+    return torch.nn.parallel.DistributedDataParallel(
+        model, device_ids=[group.device.index] if cuda else None
+    )
+
+
+def stop_on_request(trainer: Trainer, stops: list[int]) -> None:
+    """After a step: on a SIGINT/SIGTERM that reached any rank, rank 0 saves ``last.pt`` and
+    every rank raises :class:`TrainingInterrupted`; otherwise nothing."""
+    signum = stops[0] if stops else 0
+    if trainer.group.distributed:
+        signum = trainer.group.max(signum)
+    if not signum:
+        return
+    path = trainer.ckpt_dir / "last.pt"
+    if trainer.group.is_main:
+        path = checkpointing.save(trainer, "last.pt")
+    trainer.group.barrier()  # nobody exits (torchrun would stop the others) before the save
+    raise TrainingInterrupted(signum, path)
+
+
+def data_parallel_step(trainer: Trainer, indices: Sequence[int]) -> tuple[float, float, int]:
+    """:meth:`Trainer.train_step` on this rank's share of the global batch ``indices``.
+
+    Returns the global mean loss, the gradient norm (of the averaged, hence global, gradient)
+    and the global target-token count, like the one-process step does."""
+    group, model = trainer.group, trainer.ddp_model
+    assert model is not None
+    own, weight = shard(indices, group.rank, group.world_size)
+    tgt_ids = trainer.train_set.tgt_ids
+    tokens = sum(len(tgt_ids[i]) for i in indices)  # the global count, no communication
+    batch = trainer.train_set.collate(own).to(trainer.device)
+    model.train()
+    logits, _ = model(
+        batch.src,
+        batch.src_lengths,
+        batch.src_mask,
+        batch.tgt_in,
+        teacher_forcing=trainer.cfg.train.teacher_forcing,
+    )
+    loss_sum = sequence_loss(logits, batch.tgt_out, reduction="sum") * weight
+    (global_sum,) = group.sum([loss_sum.item()])
+    loss_value = global_sum / tokens
+    if not math.isfinite(loss_value):  # every rank sees the same value: all skip together
+        return loss_value, math.nan, 0
+    trainer.optimizer.zero_grad(set_to_none=True)
+    # DDP averages gradients over ranks; the factor world_size makes that the sum over all
+    # target tokens divided by their global count: the one-process gradient of the batch.
+    (loss_sum * (group.world_size / tokens)).backward()
+    clip = trainer.cfg.train.clip_grad_norm or math.inf
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(trainer.model.parameters(), clip))
+    trainer.optimizer.step()
+    return loss_value, grad_norm, tokens
+
+
+def validate_everywhere(trainer: Trainer, run_validation: Callable[[], None]) -> None:
+    """Rank 0 runs ``run_validation``; then every rank takes its outcome (training state,
+    plateau schedule and learning rates, or its error) so all decide early stopping alike."""
+    group = trainer.group
+    if not group.distributed:
+        run_validation()
+        return
+    error = None
+    if group.is_main:
+        try:
+            run_validation()
+        except UserError as err:  # e.g. a non-finite valid loss: every rank stops with it
+            error = str(err)
+    shared = group.broadcast(
+        (
+            error,
+            asdict(trainer.state),
+            trainer.scheduler.state_dict() if trainer.cfg.train.lr_schedule == "plateau" else None,
+            [g["lr"] for g in trainer.optimizer.param_groups],
+        )
+    )
+    error, state, scheduler, lrs = shared
+    if error is not None:
+        raise UserError(error)
+    if not group.is_main:
+        trainer.state = TrainState(**state)
+        if scheduler is not None:
+            trainer.scheduler.load_state_dict(scheduler)
+        for param_group, lr in zip(trainer.optimizer.param_groups, lrs, strict=True):
+            param_group["lr"] = lr
