@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from seq2seq.analysis.bench import BenchOptions, tiny_overrides
-from seq2seq.analysis.bench.measure import wall_budget
+from seq2seq.analysis.bench.measure import time_to_target, wall_budget
 from seq2seq.model.attention import ATTENTION_TYPES
 from seq2seq.training.state import TrainState
 from tests.conftest import run_script
@@ -28,6 +28,33 @@ def test_options_fill_mode_defaults_under_given_values() -> None:
     tiny = BenchOptions.create(["x=1"], tiny=True, seconds=None, rounds=2)
     assert (tiny.seconds, tiny.rounds, tiny.overrides) == (1.0, 2, ("x=1",))
     assert BenchOptions.create().time_budget == 360.0
+
+
+BENCH_FIELDS = {
+    "machine",
+    "config",
+    "training",
+    "reference",
+    "speedup_vs_reference",
+    "gemm_gflops",
+    "gemm_gflops_at_threads",
+    "gemm_gflops_per_core",
+    "gemm_threads",
+    "gemm",
+    "achieved_gflops",
+    "fraction_of_peak",
+    "flop_count_check",
+    "decoding",
+    "time_to_99_s",
+    "time_to_99_gflop",
+    "flops_to_99",
+    "flops_spent",
+    "time_to_99",
+    "peak_memory_mb",
+    "peak_memory_source",
+    "peak_rss_mb",
+    "bench_wall_seconds",
+}
 
 
 def _positive(value: object) -> bool:
@@ -49,14 +76,16 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "reference (tutorial)" in result.stdout and "GFLOP/s" in result.stdout
+    assert "on one core" in result.stdout and "FlopCounterMode" in result.stdout
     bench = json.loads(out.read_text(encoding="utf-8"))
+    assert set(bench) == BENCH_FIELDS
 
     other = ["additive/luong", "dot/luong", "multihead/luong"]  # the default is bahdanau
     assert set(bench["training"]) == {*ATTENTION_TYPES, *other}
     for entry in [*bench["training"].values(), bench["reference"]]:
         for key in ("tokens_per_s", "tokens", "batches", "seconds", "achieved_gflops"):
             assert _positive(entry[key]), (key, entry)
-        fraction = entry["achieved_gflops"] / bench["gemm_gflops"]
+        fraction = entry["achieved_gflops"] / bench["gemm_gflops_at_threads"]
         assert entry["fraction_of_peak"] == pytest.approx(fraction) and fraction > 0
         assert 0 <= entry["target_padding_share"] < 1
     assert bench["reference"]["model"] == "TutorialSeq2Seq"
@@ -71,6 +100,8 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
 
     for key in (
         "gemm_gflops",
+        "gemm_gflops_at_threads",
+        "gemm_gflops_per_core",
         "achieved_gflops",
         "fraction_of_peak",
         "peak_memory_mb",
@@ -78,6 +109,17 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
     ):
         assert _positive(bench[key]), key
     assert bench["achieved_gflops"] == bench["training"]["additive"]["achieved_gflops"]
+    assert bench["fraction_of_peak"] == bench["training"]["additive"]["fraction_of_peak"]
+    assert bench["gemm_threads"] == 1 == bench["gemm"]["threads"]  # train.num_threads=1
+    assert bench["gemm_gflops"] == bench["gemm"]["gflops"]
+
+    check = bench["flop_count_check"]
+    assert set(check) == {*bench["training"], "reference"}
+    for name, entry in check.items():
+        assert set(entry) == {"counted", "flop_counter", "ratio"}
+        assert isinstance(entry["counted"], int) and isinstance(entry["flop_counter"], int)
+        assert _positive(entry["counted"]) and _positive(entry["flop_counter"]), name
+        assert entry["ratio"] == pytest.approx(entry["counted"] / entry["flop_counter"])
     decoding = bench["decoding"]
     assert _positive(decoding["greedy_sentences_per_s"])
     assert _positive(decoding["beam_sentences_per_s"])
@@ -86,6 +128,14 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
     assert "time_to_99_s" in bench
     assert bench["time_to_99_s"] is None or _positive(bench["time_to_99_s"])
     assert bench["time_to_99"]["reached"] == (bench["time_to_99_s"] is not None)
+    # Tiny mode's target is 0, reached at the first validation: every FLOP figure is there.
+    assert bench["time_to_99"]["reached"]
+    assert isinstance(bench["flops_to_99"], int) and _positive(bench["flops_to_99"])
+    assert bench["flops_to_99"] == bench["time_to_99"]["flops"]
+    assert bench["flops_spent"] == bench["time_to_99"]["flops_spent"] >= bench["flops_to_99"]
+    assert bench["time_to_99_gflop"] == pytest.approx(
+        bench["time_to_99_s"] * bench["gemm_gflops_per_core"]
+    )
     assert 0 <= bench["time_to_99"]["best_exact_match"] <= 1
     curve = bench["time_to_99"]["curve"]
     assert curve and curve[-1]["step"] == bench["time_to_99"]["steps_run"]
@@ -94,6 +144,26 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
     machine = bench["machine"]
     assert machine["cpu"] and machine["torch"] == torch.__version__
     assert machine["device"] == "cpu" and machine["torch_threads"] == 1
+
+
+def test_time_to_target_not_reached_still_counts_the_flops_spent(
+    tmp_path: Path, toy_corpus: Path
+) -> None:
+    """Two steps (``train.max_steps``) leave the model far from exact match 1."""
+    overrides = [
+        "data=tsv",
+        f"data.dir={toy_corpus}",
+        "device=cpu",
+        "train.num_threads=1",
+        "model.embed_size=8",
+        "model.hidden_size=8",
+        "train.batch_size=8",
+        "train.max_steps=2",
+    ]
+    result, _ = time_to_target(overrides, tmp_path, target=1.0, budget_s=600.0)
+    assert not result["reached"] and result["seconds"] is None and result["flops"] is None
+    assert result["steps_run"] == 2
+    assert isinstance(result["flops_spent"], int) and result["flops_spent"] > 0
 
 
 def test_wall_budget_holds_once_its_time_has_passed() -> None:

@@ -7,6 +7,26 @@ validation, ``translate_dataset``) on the configured corpus and sizes; ``scripts
 the command line. :class:`TutorialSeq2Seq` is the reference: the same layer sizes, data and
 additive attention written the way the common PyTorch tutorials do it.
 
+The GEMM rates in bench.json (fp32 ``gemm_size``² products, see :func:`.measure.measure_gemm`):
+
+- ``gemm_gflops``: on the benchmark's device at the thread settings in force when it is
+  measured (as before these fields existed; the Trainers have applied ``train.num_threads``
+  by then, so on the CPU it normally equals the next one); details in ``gemm``.
+- ``gemm_gflops_at_threads``: on the device at ``gemm_threads``, the intra-op thread count
+  the trainer uses (``train.num_threads``; 0 is what ``seq2seq.runtime.set_threads`` makes of
+  it). Every ``fraction_of_peak`` (per variant, the reference and the top-level one of the
+  configured variant) is achieved GFLOP/s over this rate.
+- ``gemm_gflops_per_core``: on the CPU with ``torch.set_num_threads(1)`` for the measurement,
+  the machine's speed per core. ``time_to_99_gflop = time_to_99_s × gemm_gflops_per_core``
+  normalises the time to 99% valid exact match by it (null when the target was not reached).
+
+``flops_to_99`` is the training FLOPs (:func:`.flops.train_flops` per batch, summed over the
+update steps run) until validation first reached the target in the time-to-99 run, null when
+it did not; ``flops_spent`` is those of all its steps either way. ``flop_count_check`` holds,
+per variant and the reference, the benchmark's count of one training step against PyTorch's
+``FlopCounterMode`` (``counted``, ``flop_counter``, ``ratio`` = counted / flop_counter); what
+each counts is in :mod:`.flops`.
+
 Modules: :mod:`.flops` (FLOP counting), :mod:`.reference` (the tutorial baseline),
 :mod:`.measure` (the measurements), :mod:`.machine` (what it ran on), :mod:`.run` (options,
 orchestration, table, saving).

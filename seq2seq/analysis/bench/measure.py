@@ -1,5 +1,6 @@
 """The measurements: training throughput of contestants taking turns, the machine's fp32 GEMM
-rate, batched greedy/beam decoding speed, wall time to a valid exact match target with the real
+rate (at the trainer's thread count and on one core), the FLOP count's cross-check, batched
+greedy/beam decoding speed, wall time and FLOPs to a valid exact match target with the real
 training loop, and peak memory. Each times only what it names (GPU work is synchronized)."""
 
 from __future__ import annotations
@@ -9,17 +10,20 @@ import resource
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from seq2seq.analysis.bench.flops import BatchShape, train_flops
+from seq2seq.analysis.bench.flops import BatchShape, flop_counter_total, train_flops
 from seq2seq.analysis.bench.reference import TutorialTrainer
 from seq2seq.config.compose import load_config
+from seq2seq.data.batching import ParallelDataset
 from seq2seq.evaluation.scoring import translate_dataset
 from seq2seq.model import ModelSpec
+from seq2seq.runtime import set_threads
 from seq2seq.training.state import TrainState
 from seq2seq.training.tblog import RunLogger
 from seq2seq.training.trainer import Trainer
@@ -73,17 +77,22 @@ class Throughput:
         self.decoder_slots += shape.batch * shape.tgt_len
 
 
+def batch_shape(dataset: ParallelDataset, indices: Sequence[int]) -> BatchShape:
+    """The shape the trainer runs the pairs ``indices`` at: padded to their longest pair, the
+    encoder packed (only real source tokens step the encoder GRU)."""
+    src = [len(dataset.src_ids[i]) for i in indices]
+    tgt = [len(dataset.tgt_ids[i]) for i in indices]
+    return BatchShape(len(indices), max(src), max(tgt), sum(src))
+
+
 def trainer_contestant(name: str, trainer: Trainer) -> Contestant:
     """The real trainer: ``Trainer.train_step`` over its own bucketed sampler's batches."""
-    dataset = trainer.train_set
 
     def step(indices: Sequence[int]) -> int:
         return trainer.train_step(list(indices))[2]
 
     def shape(indices: Sequence[int]) -> BatchShape:
-        src = [len(dataset.src_ids[i]) for i in indices]
-        tgt = [len(dataset.tgt_ids[i]) for i in indices]
-        return BatchShape(len(indices), max(src), max(tgt), sum(src))
+        return batch_shape(trainer.train_set, indices)
 
     def batches() -> Iterator[list[int]]:
         epoch = 0
@@ -157,6 +166,68 @@ def measure_training(
     return results
 
 
+def check_flop_count(contestant: Contestant) -> dict[str, float]:
+    """One training step of ``contestant`` (on its next batch) under PyTorch's FlopCounterMode:
+    the benchmark's own count of that step, FlopCounterMode's, and their ratio (counted /
+    FlopCounterMode; see :mod:`.flops` for why they need not agree exactly)."""
+    indices = next(contestant.batches)
+    counted = train_flops(contestant.spec, contestant.shape(indices))
+    seen = flop_counter_total(lambda: contestant.step(indices))
+    return {"counted": counted, "flop_counter": seen, "ratio": counted / seen if seen else 0.0}
+
+
+def trainer_threads(num_threads: int) -> int:
+    """The intra-op thread count ``seq2seq.runtime.set_threads`` makes of ``train.num_threads``
+    (0 = auto), found by applying it and putting the previous count back."""
+    before = torch.get_num_threads()
+    set_threads(num_threads)
+    used = torch.get_num_threads()
+    torch.set_num_threads(before)
+    return used
+
+
+@contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    """PyTorch's intra-op thread count set to ``count`` for the block, then put back."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def measure_gemm_rates(
+    device: torch.device, size: int, seconds: float, num_threads: int
+) -> dict[str, Any]:
+    """The three GEMM rates bench.json holds (see the package docstring), each measured once:
+
+    - ``gemm_gflops``: on ``device`` at the thread settings in force (the Trainers' own, since
+      building one calls ``set_threads``), with its details in ``gemm``;
+    - ``gemm_gflops_at_threads``: on ``device`` at ``gemm_threads``, the count the trainer
+      uses for ``train.num_threads = num_threads`` (the same measurement when that is the
+      count in force);
+    - ``gemm_gflops_per_core``: on the CPU with one thread, the machine-normalising rate.
+    """
+    gemm = measure_gemm(device, size, seconds)
+    used = trainer_threads(num_threads)
+    at_threads = gemm
+    if used != gemm["threads"]:
+        with torch_threads(used):
+            at_threads = measure_gemm(device, size, seconds)
+    per_core = at_threads
+    if device.type != "cpu" or used != 1:
+        with torch_threads(1):
+            per_core = measure_gemm(torch.device("cpu"), size, seconds)
+    return {
+        "gemm_gflops": gemm["gflops"],
+        "gemm_gflops_at_threads": at_threads["gflops"],
+        "gemm_gflops_per_core": per_core["gflops"],
+        "gemm_threads": used,
+        "gemm": gemm,
+    }
+
+
 def measure_gemm(device: torch.device, size: int, seconds: float) -> dict[str, float]:
     """fp32 ``size × size`` matrix products in a loop: GFLOP/s at the current thread settings."""
     a = torch.randn(size, size, device=device)
@@ -180,6 +251,7 @@ def measure_gemm(device: torch.device, size: int, seconds: float) -> dict[str, f
         "size": size,
         "matmuls": count,
         "seconds": elapsed,
+        "threads": torch.get_num_threads(),
     }
 
 
@@ -217,6 +289,28 @@ def wall_budget(budget_s: float) -> Callable[[TrainState], bool]:
     return lambda _state: time.perf_counter() >= deadline
 
 
+def tally_step_flops(trainer: Trainer) -> list[int]:
+    """Make ``trainer.train_step`` count: the returned list gets, after each call, the
+    training FLOPs (:func:`.flops.train_flops` of the batch's shape) spent by all calls so
+    far, so entry ``s - 1`` is the FLOPs spent until update step ``s``."""
+    totals: list[int] = []
+    step = trainer.train_step
+
+    def counted(indices: list[int]) -> Any:
+        shape = batch_shape(trainer.train_set, indices)
+        result = step(indices)
+        totals.append((totals[-1] if totals else 0) + train_flops(trainer.spec, shape))
+        return result
+
+    trainer.train_step = counted  # type: ignore[method-assign]
+    return totals
+
+
+def _flops_until(flops_after: list[int], step: int) -> int:
+    """FLOPs spent by update steps 1..``step`` (0 before the first)."""
+    return flops_after[step - 1] if step > 0 else 0
+
+
 def time_to_target(
     overrides: Sequence[str], run_dir: Path, target: float, budget_s: float
 ) -> tuple[dict[str, Any], Trainer]:
@@ -226,10 +320,13 @@ def time_to_target(
     The run keeps the config's step or epoch limit, because the learning-rate schedule is
     planned over it; only early stopping on stalled BLEU is turned off. ``seconds`` is the
     trainer's ``train_seconds`` (update steps only, validation excluded) at the first
-    validation that reached the target, or None if none did.
+    validation that reached the target, or None if none did; ``flops`` is the training FLOPs
+    (the benchmark's count) of the update steps until then, or None, and ``flops_spent`` those
+    of every step the run took.
     """
     cfg = load_config([*overrides, f"train.stop_at_exact_match={target}", "train.patience=0"])
     trainer = Trainer(cfg, run_dir)
+    flops_after = tally_step_flops(trainer)
     logger = RunLogger(run_dir / "tb")
     start = time.perf_counter()
     try:
@@ -242,6 +339,8 @@ def time_to_target(
         "target": target,
         "seconds": reached["train_seconds"] if reached else None,
         "step": reached["step"] if reached else None,
+        "flops": _flops_until(flops_after, reached["step"]) if reached else None,
+        "flops_spent": flops_after[-1] if flops_after else 0,
         "reached": reached is not None,
         "best_exact_match": max((h["valid_exact_match"] for h in history), default=0.0),
         "steps_run": trainer.state.step,

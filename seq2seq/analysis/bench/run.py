@@ -17,8 +17,9 @@ from seq2seq.analysis.bench.machine import load_average, machine_info
 from seq2seq.analysis.bench.measure import (
     Progress,
     Throughput,
+    check_flop_count,
     measure_decoding,
-    measure_gemm,
+    measure_gemm_rates,
     measure_training,
     peak_memory,
     quiet,
@@ -148,9 +149,13 @@ def run_benchmark(options: BenchOptions, progress: Progress = quiet) -> dict[str
             device,
         )
         progress(f"measuring fp32 GEMM ({options.gemm_size}³)")
-        gemm = measure_gemm(device, options.gemm_size, options.gemm_seconds)
+        gemm = measure_gemm_rates(
+            device, options.gemm_size, options.gemm_seconds, cfg.train.num_threads
+        )
         contestants = [trainer_contestant(n, t) for n, t in trainers.items()]
         contestants.append(reference_contestant(reference, cfg.seed))
+        progress("cross-checking the FLOP count with FlopCounterMode (one step each)")
+        flop_check = {c.name: check_flop_count(c) for c in contestants}
         throughput = measure_training(
             contestants,
             seconds=options.seconds,
@@ -172,6 +177,7 @@ def run_benchmark(options: BenchOptions, progress: Progress = quiet) -> dict[str
         decoding = measure_decoding(trained, options.beam_size)
         decoding["model_exact_match"] = to_target["best_exact_match"]
     result = _assemble(options, cfg, device, gemm, throughput, decoding, to_target)
+    result["flop_count_check"] = flop_check
     result["machine"]["load_average_at_start"] = load_at_start
     result["bench_wall_seconds"] = time.perf_counter() - started
     return result
@@ -181,12 +187,13 @@ def _assemble(
     options: BenchOptions,
     cfg: DictConfig,
     device: torch.device,
-    gemm: dict[str, float],
+    gemm: dict[str, Any],
     throughput: dict[str, Throughput],
     decoding: dict[str, Any],
     to_target: dict[str, Any],
 ) -> dict[str, Any]:
-    peak = gemm["gflops"]
+    peak = gemm["gemm_gflops_at_threads"]  # the rate the trainer's thread count can reach
+    seconds = to_target["seconds"]
     reference = throughput[TutorialTrainer.name].tokens_per_s
     training = {
         name: _entry(t, peak) | {"speedup_vs_reference": t.tokens_per_s / reference}
@@ -211,12 +218,14 @@ def _assemble(
         "reference": {"model": TutorialSeq2Seq.__name__, "attention": "additive"}
         | _entry(throughput[TutorialTrainer.name], peak),
         "speedup_vs_reference": {n: e["speedup_vs_reference"] for n, e in training.items()},
-        "gemm_gflops": peak,
-        "gemm": gemm,
+        **gemm,
         "achieved_gflops": main["achieved_gflops"],
         "fraction_of_peak": main["fraction_of_peak"],
         "decoding": decoding,
-        "time_to_99_s": to_target["seconds"],
+        "time_to_99_s": seconds,
+        "time_to_99_gflop": None if seconds is None else seconds * gemm["gemm_gflops_per_core"],
+        "flops_to_99": to_target["flops"],
+        "flops_spent": to_target["flops_spent"],
         "time_to_99": to_target,
         **peak_memory(device),
     }
@@ -250,9 +259,13 @@ def format_table(result: dict[str, Any]) -> str:
     g, d, t = result["gemm"], result["decoding"], result["time_to_99"]
     lines += [
         "",
-        f"fp32 GEMM {g['size']}×{g['size']}: {result['gemm_gflops']:.1f} GFLOP/s; trainer "
-        f"({c['attention']}) reaches {result['achieved_gflops']:.2f} GFLOP/s = "
-        f"{100 * result['fraction_of_peak']:.1f}% of it",
+        f"fp32 GEMM {g['size']}×{g['size']}: {result['gemm_gflops_at_threads']:.1f} GFLOP/s at "
+        f"the trainer's {result['gemm_threads']} thread(s), "
+        f"{result['gemm_gflops_per_core']:.1f} on one core; trainer ({c['attention']}) reaches "
+        f"{result['achieved_gflops']:.2f} GFLOP/s = {100 * result['fraction_of_peak']:.1f}% "
+        "of the former",
+        "FLOP count / FlopCounterMode, one step: "
+        + ", ".join(f"{n} {e['ratio']:.2f}" for n, e in result["flop_count_check"].items()),
         f"decoding {d['sentences']} valid sentences (batch {d['batch_size']}): greedy "
         f"{d['greedy_sentences_per_s']:,.1f} sent/s, beam {d['beam_size']} "
         f"{d['beam_sentences_per_s']:,.1f} sent/s (model at exact match "
@@ -262,13 +275,16 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append(
             f"time to {t['target']:.0%} valid exact match ({t['attention']}): "
             f"{t['seconds']:.1f} s of training (step {t['step']}; "
-            f"{t['wall_seconds_used']:.1f} s wall with validation)"
+            f"{t['wall_seconds_used']:.1f} s wall with validation), "
+            f"{t['flops'] / 1e9:,.2f} GFLOP; × one core's GEMM rate = "
+            f"{result['time_to_99_gflop']:,.0f} GFLOP"
         )
     else:
         lines.append(
             f"time to {t['target']:.0%} valid exact match ({t['attention']}): not reached in "
             f"{t['wall_seconds_used']:.0f} s wall ({t['train_seconds_used']:.1f} s training, "
-            f"{t['steps_run']} steps); best {t['best_exact_match']:.3f}"
+            f"{t['steps_run']} steps, {t['flops_spent'] / 1e9:,.2f} GFLOP); "
+            f"best {t['best_exact_match']:.3f}"
         )
     lines.append(
         f"peak memory: {result['peak_memory_mb']:,.0f} MiB ({result['peak_memory_source']}); "
