@@ -11,6 +11,7 @@ from omegaconf import DictConfig
 
 from seq2seq.config.schema import to_plain
 from seq2seq.data.batching import padding_share
+from seq2seq.evaluation.scoring import bleu_description
 from seq2seq.evaluation.summary import METRICS_FILE, RunSummary
 from seq2seq.training.tblog import RunLogger
 from seq2seq.training.trainer import Trainer
@@ -45,7 +46,7 @@ def train(cfg: DictConfig, run_dir: str | Path) -> dict[str, Any]:
     run_dir = Path(run_dir)
     trainer = Trainer(cfg, run_dir)
     log.info("run folder: %s", run_dir.resolve())
-    log.info("BLEU/chrF score tokenized text (tok:none) on purpose; sacrebleu's warning is off")
+    log.info("BLEU/chrF (validation and test) score %s", bleu_description(trainer.test_set.pairs))
     log.info("%s", trainer.model.summary())
     log.info(
         "corpus: %d train / %d valid / %d test pairs, vocab %d zh / %d en, padding share %.1f%%",
