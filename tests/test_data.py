@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
@@ -18,14 +17,8 @@ from seq2seq.data.corpus import (
     tokenize_tgt,
     write_tsv,
 )
-from seq2seq.data.loading import split_single_file
 from seq2seq.data.vocab import SPECIALS, Vocab
 from seq2seq.errors import UserError
-
-TATOEBA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tatoeba-cmn-eng.txt"
-TATOEBA_FORMAT = TsvFormat(
-    1, 0, None, char_level_src=True, lowercase_tgt=True, split_tgt_punct=True
-)
 
 
 def test_tsv_round_trip(tmp_path):
@@ -102,17 +95,6 @@ def test_english_punctuation_split():
     assert tokenize_tgt("Don't go, Tom!", lowercase=True, split_punct=True) == (
         "don't", "go", ",", "tom", "!",
     )  # fmt: skip
-
-
-@pytest.mark.skipif(not TATOEBA.is_file(), reason="shared Tatoeba file not present")
-def test_tatoeba_file_loads_and_splits():
-    pairs = read_tsv(TATOEBA, TATOEBA_FORMAT)
-    assert len(pairs) == 29155
-    assert all(p.src and p.tgt and p.alignment is None for p in pairs)
-    splits = split_single_file(pairs, 1000, 1000, seed=0)
-    train_sources = {p.src for p in splits["train"]}
-    assert not train_sources & {p.src for p in splits["test"]}
-    assert sum(len(s) for s in splits.values()) == len(pairs)
 
 
 def test_vocab_specials_are_distinct_and_json_round_trips(tmp_path):

@@ -1,4 +1,5 @@
-"""Parallel corpora on disk: one pair per line, ``zh<TAB>en[<TAB>alignment]``.
+"""Parallel corpora on disk: one pair per line, ``zh<TAB>en[<TAB>alignment]``, plain or
+compressed (``.xz``, ``.gz``: read directly, same line-numbered errors).
 
 An alignment is written in Pharaoh format: space-separated links, 0-based (source index
 ``i``, target index ``j``): ``i-j`` is a *sure* link, ``i?j`` a *possible* one (a link a
@@ -9,9 +10,11 @@ attention against both sets (sure S, possible P = S plus the ``i?j`` links).
 
 from __future__ import annotations
 
+import gzip
+import lzma
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -22,18 +25,32 @@ Alignment = tuple[tuple[int, int], ...]
 SPLITS = ("train", "valid", "test")
 
 
+class RawTarget(NamedTuple):
+    """The target sentence as the corpus file wrote it, and how :func:`tokenize_tgt` changed
+    it: real-data BLEU scores detokenized output against this text (sacrebleu's 13a), so
+    the reference is the original sentence, not re-joined tokens."""
+
+    text: str
+    lowercased: bool = False
+    split_punct: bool = False
+
+
 @dataclass(frozen=True)
 class Pair:
     """One sentence pair, already tokenized.
 
     ``alignment`` holds the gold *sure* ``(src_index, tgt_index)`` links, or ``None`` when
     unknown; ``possible`` the links that are possible only (``i?j``), never also sure.
+    ``tgt_raw`` is the untokenized target (kept for real corpora, see
+    :attr:`TsvFormat.keep_raw`); it is provenance, not part of the pair's identity, so it
+    takes no part in equality.
     """
 
     src: tuple[str, ...]
     tgt: tuple[str, ...]
     alignment: Alignment | None = None
     possible: Alignment = ()
+    tgt_raw: RawTarget | None = field(default=None, compare=False)
 
     @property
     def possible_links(self) -> Alignment:
@@ -54,7 +71,9 @@ class TsvFormat:
 
     Columns are 0-based. ``alignment_column=None`` ignores alignments; extra columns
     (e.g. Tatoeba's attribution) are allowed. ``char_level_src`` splits unsegmented
-    Chinese into characters instead of on spaces.
+    Chinese into characters instead of on spaces. ``keep_raw`` keeps each untokenized
+    target (:class:`RawTarget`) for paper-style BLEU; the synthetic corpus, whose
+    references are token sequences by construction, goes without.
     """
 
     src_column: int = 0
@@ -63,6 +82,7 @@ class TsvFormat:
     char_level_src: bool = False
     lowercase_tgt: bool = False
     split_tgt_punct: bool = False
+    keep_raw: bool = False
 
 
 def format_alignment(
@@ -124,20 +144,42 @@ def tokenize_tgt(text: str, lowercase: bool = False, split_punct: bool = False) 
     return tuple(text.split())
 
 
+def read_text(path: str | Path) -> str:
+    """A UTF-8 text file, decompressed first when its name ends in ``.xz`` or ``.gz``.
+
+    Raises :class:`UserError` for a missing file, a damaged archive, or non-UTF-8 bytes
+    (naming the line, counted in the decompressed text).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"corpus file {path} does not exist; check data.dir or data.path")
+    opener = {".xz": lzma.open, ".gz": gzip.open}.get(path.suffix.lower())
+    if opener is None:
+        data = path.read_bytes()
+    else:
+        try:
+            with opener(path, "rb") as stream:
+                data = stream.read()
+        except (lzma.LZMAError, OSError, EOFError) as err:
+            kind = path.suffix.lower()[1:]
+            raise UserError(
+                f"{path}: not a readable {kind} file ({err}); re-download or recompress it"
+            ) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line_no = data[: err.start].count(b"\n") + 1
+        raise UserError(f"{path}:{line_no}: not valid UTF-8; re-save the file as UTF-8") from None
+
+
 def read_tsv(path: str | Path, fmt: TsvFormat = TsvFormat()) -> list[Pair]:
-    """Read a parallel corpus; blank lines are skipped.
+    """Read a parallel corpus (plain, ``.xz`` or ``.gz``); blank lines are skipped.
 
     Raises :class:`UserError` naming the file and line for a missing file, non-UTF-8
     bytes, a missing column, an empty sentence or a malformed alignment.
     """
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"corpus file {path} does not exist; check data.dir or the path you gave")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        line_no = path.read_bytes()[: err.start].count(b"\n") + 1
-        raise UserError(f"{path}:{line_no}: not valid UTF-8; re-save the file as UTF-8") from None
+    text = read_text(path)
     needed = max(fmt.src_column, fmt.tgt_column)
     pairs = []
     for line_no, line in enumerate(text.splitlines(), start=1):
@@ -153,16 +195,16 @@ def read_tsv(path: str | Path, fmt: TsvFormat = TsvFormat()) -> list[Pair]:
         tgt = tokenize_tgt(fields[fmt.tgt_column], fmt.lowercase_tgt, fmt.split_tgt_punct)
         if not src or not tgt:
             raise UserError(f"{path}:{line_no}: empty source or target sentence")
-        gold = None
+        raw = None
+        if fmt.keep_raw:
+            raw = RawTarget(fields[fmt.tgt_column].strip(), fmt.lowercase_tgt, fmt.split_tgt_punct)
+        sure, possible = None, ()
         if fmt.alignment_column is not None and len(fields) > fmt.alignment_column:
             try:
-                gold = parse_alignment(fields[fmt.alignment_column], len(src), len(tgt))
+                sure, possible = parse_alignment(fields[fmt.alignment_column], len(src), len(tgt))
             except ValueError as err:
                 raise UserError(f"{path}:{line_no}: {err}") from None
-        if gold is None:
-            pairs.append(Pair(src, tgt))
-        else:
-            pairs.append(Pair(src, tgt, gold.sure, gold.possible))
+        pairs.append(Pair(src, tgt, sure, possible, tgt_raw=raw))
     return pairs
 
 

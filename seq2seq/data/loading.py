@@ -9,13 +9,13 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from seq2seq.data.corpus import SPLITS, Pair, TsvFormat, read_tsv
 from seq2seq.data.synthetic.generator import CorpusSpec
-from seq2seq.data.synthetic.store import Outcome, ensure_corpus
+from seq2seq.data.synthetic.store import CORPUS_FILE, Outcome, ensure_corpus
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 
@@ -38,6 +38,8 @@ class Corpus:
 
 
 def tsv_format(data: DataSettings) -> TsvFormat:
+    """How to read the configured corpus. Real corpora keep their untokenized targets for
+    paper-style BLEU; the synthetic one is scored on its tokens (see evaluation.scoring)."""
     return TsvFormat(
         src_column=data["src_column"],
         tgt_column=data["tgt_column"],
@@ -45,6 +47,7 @@ def tsv_format(data: DataSettings) -> TsvFormat:
         char_level_src=data["char_level_src"],
         lowercase_tgt=data["lowercase_tgt"],
         split_tgt_punct=data["split_tgt_punct"],
+        keep_raw=not data["synthetic"],
     )
 
 
@@ -100,7 +103,12 @@ def split_single_file(pairs: list[Pair], valid_size: int, test_size: int, seed: 
 
 
 def load_splits(data: DataSettings) -> dict[str, list[Pair]]:
-    """Read train/valid/test (generating the synthetic corpus first when configured)."""
+    """Read train/valid/test (generating the synthetic corpus first when configured).
+
+    A single file (``data.path``: plain, ``.xz`` or ``.gz``, e.g. the shipped Tatoeba
+    corpus) is split here, in memory, on every call, from its contents, ``data.seed`` and
+    the sizes: no split is cached on disk, so one of another seed or file is never reused.
+    """
     fmt = tsv_format(data)
     if data.get("path"):
         splits = split_single_file(
@@ -115,6 +123,8 @@ def load_splits(data: DataSettings) -> dict[str, list[Pair]]:
                 f"data folder {directory} does not exist; set data.dir to a folder with "
                 "train.tsv, valid.tsv and test.tsv"
             )
+        if (directory / CORPUS_FILE).is_file():  # a synthetic corpus, e.g. evaluate --data-dir
+            fmt = replace(fmt, keep_raw=False)
         splits = {split: read_tsv(directory / f"{split}.tsv", fmt) for split in SPLITS}
     for split in SPLITS:
         if not splits[split]:

@@ -4,7 +4,10 @@ Conventions shared with the rest of the package:
 
 * Sentences are already tokenized: a sentence is a sequence of token strings **without**
   ``<eos>``. For BLEU/chrF the tokens are joined with single spaces and sacrebleu is told
-  not to tokenize again (``tokenize="none"``).
+  not to tokenize again (``tokenize="none"``) — the synthetic corpus' evaluation, whose
+  references are token sequences by construction. Real corpora are scored the way MT
+  papers report it instead (:func:`text_bleu`, :func:`text_chrf`): detokenized strings
+  against the original references, sacrebleu's default tokenizer (13a).
 * Attention matrices are NumPy arrays trimmed to real positions: ``(T_t, T_s)`` or
   ``(heads, T_t, T_s)`` with ``T_s = src_len + 1`` (last column: the source ``<eos>``) and
   ``T_t = tgt_len + 1`` (last row: the step that emits ``<eos>``).
@@ -13,8 +16,9 @@ Conventions shared with the rest of the package:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from sacrebleu.metrics import BLEU, CHRF
@@ -23,6 +27,7 @@ from seq2seq.data.lengths import DEFAULT_LENGTH_EDGES, length_bucket, length_buc
 
 Sentence = Sequence[str]
 Link = tuple[int, int]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -56,16 +61,14 @@ def _join(sentences: Sequence[Sentence]) -> list[str]:
     return [" ".join(tokens) for tokens in sentences]
 
 
-def _sacrebleu_score(
-    metric: BLEU | CHRF, hyps: Sequence[Sentence], refs: Sequence[Sentence]
-) -> BleuResult:
+def _sacrebleu_score(metric: BLEU | CHRF, hyps: Sequence[str], refs: Sequence[str]) -> BleuResult:
     _check_parallel(hyps, refs)
     if not hyps:
         # sacrebleu cannot score an empty corpus, and its signature needs one evaluation
         # (to know the number of references): take it from a throwaway one-pair corpus.
         metric.corpus_score(["x"], [["x"]])
         return BleuResult(score=0.0, signature=str(metric.get_signature()), n_sentences=0)
-    result = metric.corpus_score(_join(hyps), [_join(refs)])
+    result = metric.corpus_score(list(hyps), [list(refs)])
     return BleuResult(
         score=float(result.score), signature=str(metric.get_signature()), n_sentences=len(hyps)
     )
@@ -79,7 +82,8 @@ def corpus_bleu(hypotheses: Sequence[Sentence], references: Sequence[Sentence]) 
     sacrebleu's "forgot to detokenize" warning, which would repeat at every validation; it
     does not change the score or the signature.
     """
-    return _sacrebleu_score(BLEU(tokenize="none", force=True), hypotheses, references)
+    metric = BLEU(tokenize="none", force=True)
+    return _sacrebleu_score(metric, _join(hypotheses), _join(references))
 
 
 def corpus_chrf(hypotheses: Sequence[Sentence], references: Sequence[Sentence]) -> BleuResult:
@@ -88,7 +92,27 @@ def corpus_chrf(hypotheses: Sequence[Sentence], references: Sequence[Sentence]) 
     chrF has no tokenizer, so the space-joined tokens are scored as they are (spaces are
     not part of the character n-grams). An empty corpus scores 0.0.
     """
-    return _sacrebleu_score(CHRF(), hypotheses, references)
+    return _sacrebleu_score(CHRF(), _join(hypotheses), _join(references))
+
+
+def text_bleu(
+    hypotheses: Sequence[str], references: Sequence[str], *, lowercase: bool = False
+) -> BleuResult:
+    """Corpus BLEU as MT papers report it: detokenized hypotheses against the original
+    reference sentences, sacrebleu's default tokenizer (13a), one reference.
+
+    ``lowercase=True`` (a model trained on lowercased English) folds both sides and the
+    signature says ``case:lc``. An empty corpus scores 0.0.
+    """
+    return _sacrebleu_score(BLEU(lowercase=lowercase), hypotheses, references)
+
+
+def text_chrf(
+    hypotheses: Sequence[str], references: Sequence[str], *, lowercase: bool = False
+) -> BleuResult:
+    """Corpus chrF (sacrebleu defaults) of detokenized text against the original references;
+    ``lowercase`` as in :func:`text_bleu`."""
+    return _sacrebleu_score(CHRF(lowercase=lowercase), hypotheses, references)
 
 
 def exact_match(hypotheses: Sequence[Sentence], references: Sequence[Sentence]) -> float:
@@ -146,13 +170,16 @@ def bucket_indices(
 
 
 def bleu_by_length(
-    hypotheses: Sequence[Sentence],
-    references: Sequence[Sentence],
+    hypotheses: Sequence[T],
+    references: Sequence[T],
     src_lengths: Sequence[int],
     edges: Sequence[int] = DEFAULT_LENGTH_EDGES,
+    score: Callable[[Sequence[T], Sequence[T]], BleuResult] = corpus_bleu,
 ) -> dict[str, float]:
     """Corpus BLEU (0–100) of each source-length bucket, e.g. ``{"1-10": 31.2, "41+": 4.0}``.
 
+    ``score`` is the corpus BLEU to use: :func:`corpus_bleu` on token sequences (default),
+    or e.g. :func:`text_bleu` on detokenized strings.
     ``src_lengths[k]`` is the number of source words of sentence ``k`` (without ``<eos>``).
     Only non-empty buckets appear, in increasing length order; see :func:`length_bucket`
     and :func:`bucket_indices` (for the per-bucket sentence counts).
@@ -166,7 +193,7 @@ def bleu_by_length(
     for label, indices in bucket_indices(src_lengths, edges).items():
         hyps = [hypotheses[k] for k in indices]
         refs = [references[k] for k in indices]
-        scores[label] = corpus_bleu(hyps, refs).score
+        scores[label] = score(hyps, refs).score
     return scores
 
 

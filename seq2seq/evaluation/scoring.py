@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 
 from seq2seq.data.batching import Batch, BucketBatchSampler, ParallelDataset
+from seq2seq.data.corpus import Pair
+from seq2seq.data.detokenize import detokenize_tgt
 from seq2seq.data.vocab import Vocab
 from seq2seq.evaluation import metrics
 from seq2seq.evaluation.extract import extract_attention_weights
@@ -90,6 +95,45 @@ def attention_scores(
     return metrics.alignment_scores(weights, src_lens, tgt_lens, sure, possible, head)
 
 
+@dataclass(frozen=True)
+class BleuInputs:
+    """What BLEU/chrF score and how: ``tokenize`` is sacrebleu's tokenizer (``"none"``:
+    our tokens, space-joined; ``"13a"``: detokenized text against the original sentences)."""
+
+    hypotheses: Sequence[Any]
+    references: Sequence[Any]
+    bleu: Callable[[Sequence[Any], Sequence[Any]], metrics.BleuResult]
+    chrf: Callable[[Sequence[Any], Sequence[Any]], metrics.BleuResult]
+    tokenize: str
+
+
+def bleu_inputs(hypotheses: Sequence[Sequence[str]], pairs: Sequence[Pair]) -> BleuInputs:
+    """Paper-style scoring when every pair kept its untokenized target (real corpora):
+    hypotheses detokenized by undoing exactly our own tokenization, references the original
+    sentences, 13a, ``case:lc`` for a lowercased corpus. Otherwise (the synthetic corpus,
+    whose references are token sequences by construction) tokens against tokens."""
+    raws = [p.tgt_raw for p in pairs]
+    first = raws[0] if raws else None
+    if first is None or any(r is None for r in raws):
+        references = [list(p.tgt) for p in pairs]
+        return BleuInputs(hypotheses, references, metrics.corpus_bleu, metrics.corpus_chrf, "none")
+    join = detokenize_tgt if first.split_punct else " ".join
+    return BleuInputs(
+        hypotheses=[join(h) for h in hypotheses],
+        references=[r.text for r in raws if r is not None],
+        bleu=partial(metrics.text_bleu, lowercase=first.lowercased),
+        chrf=partial(metrics.text_chrf, lowercase=first.lowercased),
+        tokenize="13a",
+    )
+
+
+def bleu_description(pairs: Sequence[Pair]) -> str:
+    """One line for the run log: which BLEU/chrF validation and test report on ``pairs``."""
+    if bleu_inputs([p.tgt for p in pairs], pairs).tokenize == "13a":
+        return "detokenized English against the original sentences (sacrebleu 13a, as papers do)"
+    return "tokenized text (tok:none) on purpose; sacrebleu's warning is off"
+
+
 def evaluate_dataset(
     model: Seq2Seq,
     dataset: ParallelDataset,
@@ -103,8 +147,9 @@ def evaluate_dataset(
 ) -> tuple[dict, list[list[str]]]:
     """Metrics of ``model`` on ``dataset`` and its translations.
 
-    Always: loss, bleu, exact_match. With ``full``: chrf, token_accuracy, bleu_by_length
-    (bucket -> BLEU) with counts, bleu_signature, and — when the model has attention and
+    Always: loss, bleu, bleu_tokenize (``"13a"`` or ``"none"``, see :func:`bleu_inputs`),
+    exact_match. With ``full``: chrf, token_accuracy, bleu_by_length (bucket -> BLEU) with
+    counts, bleu_signature, and — when the model has attention and
     every pair has a gold alignment — aer (sure and possible links), aer_sure_only,
     aer_per_head, best_head, aer_best_head, best_head_split, attention_entropy (else None).
 
@@ -118,19 +163,23 @@ def evaluate_dataset(
         model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size
     )
     references = [list(p.tgt) for p in dataset.pairs]
-    bleu = metrics.corpus_bleu(hypotheses, references)
+    scored = bleu_inputs(hypotheses, dataset.pairs)
+    bleu = scored.bleu(scored.hypotheses, scored.references)
     result: dict = {
         "loss": validation_loss(model, dataset, batch_size, device),
         "bleu": bleu.score,
+        "bleu_tokenize": scored.tokenize,
         "exact_match": metrics.exact_match(hypotheses, references),
     }
     if not full:
         return result, hypotheses
     src_lengths = [len(p.src) for p in dataset.pairs]
     result |= {
-        "chrf": metrics.corpus_chrf(hypotheses, references).score,
+        "chrf": scored.chrf(scored.hypotheses, scored.references).score,
         "token_accuracy": metrics.token_accuracy(hypotheses, references),
-        "bleu_by_length": metrics.bleu_by_length(hypotheses, references, src_lengths),
+        "bleu_by_length": metrics.bleu_by_length(
+            scored.hypotheses, scored.references, src_lengths, score=scored.bleu
+        ),
         "bucket_sizes": {k: len(v) for k, v in metrics.bucket_indices(src_lengths).items()},
         "bleu_signature": bleu.signature,
         "beam_size": beam_size,

@@ -13,8 +13,9 @@ nothing. :meth:`RunSummary.from_dict` checks every field and raises
 
 Files written before a field existed still load: ``decoder`` defaults to ``"bahdanau"``
 (the only arrangement before ``model.decoder``), ``num_heads`` to 1, and ``steps``,
-``seconds_to_best``, ``bleu_signature`` and ``valid_best`` to ``None``. Rewriting such a
-file (``evaluate.py``) writes those defaults out.
+``seconds_to_best``, ``bleu_signature`` and ``valid_best`` to ``None``; ``test.bleu_tokenize``
+(how BLEU was computed, also visible as ``tok:`` in the signature) may be absent. Rewriting
+such a file (``evaluate.py``) writes those defaults out.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ LEGACY_DECODER = "bahdanau"
 #: Test scores every summary must have as numbers / may have as a number or ``null``.
 NEEDED_SCORES = ("bleu", "chrf", "exact_match")
 NULL_SCORES = ("aer", "aer_best_head", "attention_entropy")
+#: How test BLEU was computed (``test.bleu_tokenize``; absent in files written before it):
+#: ``"13a"`` detokenized text against the original sentences (real corpora, as MT papers
+#: report it), ``"none"`` the corpus' own tokens (the synthetic corpus).
+BLEU_TOKENIZE = ("13a", "none")
+_TOK_WHAT = '"13a", "none" or null'
 
 
 def _is_number(value: object) -> bool:
@@ -88,6 +94,7 @@ _FIELDS: tuple[_Field, ...] = (
     *(_Field(("test", key), _is_number, "a number") for key in NEEDED_SCORES),
     *(_Field(("test", k), _optional(_is_number), "a number or null", False) for k in NULL_SCORES),
     _Field(("test", "bleu_by_length"), _is_bleu_by_length, "an object of bucket -> BLEU"),
+    _Field(("test", "bleu_tokenize"), _optional(BLEU_TOKENIZE.__contains__), _TOK_WHAT, False),
     _Field(("valid_best",), _optional(lambda v: isinstance(v, Mapping)), "an object", False),
     _Field(("history",), _is_history, "a list of {step, valid_loss, ...} entries"),
     _Field(

@@ -11,6 +11,7 @@ from omegaconf import DictConfig
 
 from seq2seq.config.schema import to_plain
 from seq2seq.data.batching import padding_share
+from seq2seq.evaluation.scoring import bleu_description
 from seq2seq.evaluation.summary import METRICS_FILE, RunSummary
 from seq2seq.training.distributed import NullLogger, ProcessGroup
 from seq2seq.training.tblog import RunLogger
@@ -55,7 +56,7 @@ def train(
         trainer.fit(NullLogger())
         return {}
     log.info("run folder: %s", run_dir.resolve())
-    log.info("BLEU/chrF score tokenized text (tok:none) on purpose; sacrebleu's warning is off")
+    log.info("BLEU/chrF (validation and test) score %s", bleu_description(trainer.test_set.pairs))
     log.info("processes: %s", trainer.group.describe())
     log.info("%s", trainer.model.summary())
     log.info(
