@@ -12,13 +12,8 @@ no log) and train in rank 0's folder.
 
 from __future__ import annotations
 
-import os
 import sys
-import time
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import TypeVar
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -27,38 +22,16 @@ from omegaconf import DictConfig
 
 from seq2seq.config.schema import register_configs
 from seq2seq.config.schema import validate as validate_config
-from seq2seq.errors import UserError, debug_enabled, exit_on_user_error
+from seq2seq.errors import debug_enabled, exit_on_user_error
 from seq2seq.training.distributed import (
     Launch,
     check_batch_size,
     refuse_multirun,
     worker_overrides,
 )
+from seq2seq.training.workers import quiet_streams, silent_on_workers
 
 register_configs()
-
-T = TypeVar("T")
-
-WORKER_GRACE_S = 2.0
-"""How long a rank above 0 waits before exiting on an error rank 0 reports too: torchrun stops
-every rank once one exits, and rank 0 should have printed its line by then."""
-
-
-def silent_on_workers(main: Callable[..., T]) -> Callable[..., T]:
-    """Ranks above 0 exit without a word on errors and stops (rank 0 says what happened)."""
-
-    @wraps(main)
-    def wrapper(*args: object, **kwargs: object) -> T:
-        if Launch.from_env().is_main or debug_enabled():
-            return main(*args, **kwargs)
-        _restore_streams()
-        try:
-            return main(*args, **kwargs)
-        except (UserError, KeyboardInterrupt):
-            time.sleep(WORKER_GRACE_S)
-            raise SystemExit(2) from None
-
-    return wrapper
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
@@ -96,20 +69,6 @@ def main(cfg: DictConfig) -> float:
     return summary["test"]["bleu"] if launch.is_main else 0.0
 
 
-_STREAMS = (sys.stdout, sys.stderr)
-
-
-def _quiet_streams() -> None:
-    """A rank above 0 composes the config without printing (rank 0 prints Hydra's errors,
-    ``--help`` and ``--cfg``); :func:`_restore_streams` undoes this once training starts."""
-    sink = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
-    sys.stdout, sys.stderr = sink, sink
-
-
-def _restore_streams() -> None:
-    sys.stdout, sys.stderr = _STREAMS
-
-
 @exit_on_user_error
 @silent_on_workers
 def start() -> None:
@@ -121,7 +80,7 @@ def start() -> None:
     if not launch.is_main:
         sys.argv = [sys.argv[0], *worker_overrides(sys.argv[1:])]
         if not debug_enabled():
-            _quiet_streams()
+            quiet_streams()
     main()
 
 
