@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from seq2seq.evaluation.scoring import sequence_loss
 from seq2seq.model import ModelSpec, Seq2Seq
 from seq2seq.runtime import resolve_device, seed_everything, set_threads
 from seq2seq.training import checkpointing
+from seq2seq.training.guidance import AlignmentGuide
 from seq2seq.training.schedule import build_scheduler
 from seq2seq.training.signals import TrainingInterrupted, stop_requests
 from seq2seq.training.state import TrainState
@@ -91,28 +93,43 @@ class Trainer:
     def train_step(self, indices: list[int]) -> StepResult:
         """One update on the training pairs ``indices``: loss, gradient norm, target tokens.
 
+        With guided alignment (:attr:`guide`) the update minimises the translation loss plus
+        the weighted alignment term; the returned loss is the translation loss alone.
         A non-finite loss returns ``(loss, nan, 0)`` without touching the weights, so the
         caller can stop with the last good checkpoint intact. Does not advance the schedule
         or :attr:`state`; :meth:`fit` does that."""
-        batch = self.train_set.collate(indices).to(self.device)
+        guide = self.guide
+        batch = self.train_set.collate(indices, gold=guide.active).to(self.device)
         self.model.train()
-        logits, _ = self.model(
+        logits, weights = self.model(
             batch.src,
             batch.src_lengths,
             batch.src_mask,
             batch.tgt_in,
             teacher_forcing=self.cfg.train.teacher_forcing,
+            keep_weights=guide.active,
         )
         loss = sequence_loss(logits, batch.tgt_out)
+        objective = guide.objective(loss, weights, batch)  # `loss` itself when not guiding
         loss_value = loss.item()
-        if not math.isfinite(loss_value):
-            return loss_value, math.nan, 0
+        # a non-finite alignment term stops training as a non-finite loss would
+        checked = loss_value if guide.last_loss is None else loss_value + guide.last_loss
+        if not math.isfinite(checked):
+            return checked, math.nan, 0
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        objective.backward()
         clip = self.cfg.train.clip_grad_norm or math.inf
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip))
         self.optimizer.step()
         return loss_value, grad_norm, batch.num_tgt_tokens
+
+    @cached_property
+    def guide(self) -> AlignmentGuide:
+        """Guided alignment (``train.alignment_weight``), built on first use; see
+        :mod:`seq2seq.training.guidance`."""
+        return AlignmentGuide(
+            self.cfg.train.alignment_weight, self.model.attention.has_weights, self.train_set.pairs
+        )
 
     @property
     def total_steps(self) -> int:
@@ -160,7 +177,7 @@ class Trainer:
                     self.state.batch_in_epoch += 1
                     window.tokens += tokens
                     step = self.state.step
-                    logger.scalars({"loss/train": loss}, step)
+                    logger.scalars({"loss/train": loss, **self.guide.scalars()}, step)
                     if step % t.log_every == 0:
                         lr = self.optimizer.param_groups[0]["lr"]
                         rate = window.log(logger, step, lr, grad_norm)
