@@ -127,7 +127,7 @@ def test_the_report_is_printed_and_kept_by_the_metrics_contract(tmp_path) -> Non
     report = alignment_report([peaked([0, 2, 1, 4, 1, 3], 4)], [src], [tgt], [possible])
     scores = {"bleu": 10.0, "chrf": 20.0, "exact_match": 0.5, "loss": 1.0}
     text = format_metrics({**scores, "alignment_report": report})
-    assert "Alignment of 6 English words" in text and "one_ahead 16.7%" in text
+    assert "Alignment of 6 English words" in text and "1 ahead 16.7%" in text
     summary = {
         "attention": "additive",
         "seed": 0,

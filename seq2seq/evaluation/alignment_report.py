@@ -37,6 +37,15 @@ import numpy as np
 Link = tuple[int, int]
 EOS = "<eos>"
 CATEGORIES = ("correct", "gold_unaligned", "on_eos", "one_ahead", "one_behind", "elsewhere")
+#: How :func:`format_report` prints the categories ("1 ahead": one source word after gold).
+LABELS = {
+    "correct": "correct",
+    "gold_unaligned": "gold-unaligned",
+    "on_eos": "on <eos>",
+    "one_ahead": "1 ahead",
+    "one_behind": "1 behind",
+    "elsewhere": "elsewhere",
+}
 #: Categories of a wrong link (a word with gold links whose predicted link misses P).
 WRONG = ("on_eos", "one_ahead", "one_behind", "elsewhere")
 
@@ -165,7 +174,7 @@ def format_report(report: dict[str, Any], confusions: int = 5) -> list[str]:
         return "n/a" if value is None else f"{value:.2f}"
 
     shares = report["shares"]
-    parts = [f"{name} {100 * shares[name]:.1f}%" for name in CATEGORIES]
+    parts = [f"{LABELS[name]} {100 * shares[name]:.1f}%" for name in CATEGORIES]
     lines = [f"  Alignment of {report['words']} English words: " + ", ".join(parts[:3])]
     lines.append("    " + ", ".join(parts[3:]))
     top = report["top_confusions"][:confusions]
