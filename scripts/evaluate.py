@@ -1,6 +1,8 @@
 """Score a trained run: ``python scripts/evaluate.py RUN_DIR [--split test] [--beam-size 5]``.
 
-Writes the split's metrics into RUN_DIR/metrics.json (other entries kept) and prints a table.
+Writes the split's metrics into RUN_DIR/metrics.json (other entries kept) and prints a table,
+with the alignment error report (where each English word's attention link goes) when the
+model has attention and the split has gold links.
 """
 
 from __future__ import annotations

@@ -140,6 +140,15 @@ class TrainConfig:
     )
     log_every: int = _f(10, "Write loss/lr/grad-norm to TensorBoard every N steps.")
     beam_size: int = _f(1, "Beam size of the final test evaluation (1 = greedy).")
+    alignment_weight: float = _f(
+        0.0,
+        "Guided alignment (supervised attention, Chen et al. 2016): weight of a loss term "
+        "pulling each teacher-forced attention row towards its target word's gold distribution "
+        "(uniform over the sure links; possible links, unlinked words and <eos> are not "
+        "guided; multi-head: the head average). 0 = off. Needs attention with weights and a "
+        "corpus with alignments, else training logs once that there is nothing to guide. "
+        "loss/train stays the translation loss; the term is logged as loss/alignment.",
+    )
     num_threads: int = _f(
         0, "CPU threads for PyTorch (0 = auto: one; see seq2seq.runtime.set_threads)."
     )
@@ -204,6 +213,10 @@ def validate(cfg: DictConfig | Config) -> None:
         t.clip_grad_norm >= 0, f"train.clip_grad_norm must not be negative, got {t.clip_grad_norm}"
     )
     _check(0.0 <= t.teacher_forcing <= 1.0, "train.teacher_forcing must be in [0, 1]")
+    _check(
+        0.0 <= t.alignment_weight < float("inf"),
+        f"train.alignment_weight must be a finite number >= 0 (0 = off), got {t.alignment_weight}",
+    )
     _check(
         t.lr_schedule in LR_SCHEDULES,
         f"train.lr_schedule={t.lr_schedule!r} is unknown; choose one of {', '.join(LR_SCHEDULES)}",

@@ -26,6 +26,10 @@ class Batch:
     tgt_out:     (B, T_t) decoder target: words then ``<eos>``
     tgt_mask:    (B, T_t) True = real token
     indices:     (B,)     positions of the pairs in their dataset
+    gold:        (B, T_t, T_s) float or None: row ``j`` is target word ``j``'s gold attention,
+                 uniform over its sure source links (possible-only links ignored); all-zero
+                 rows for words without a sure link, for ``<eos>`` and padding. Built only
+                 when asked (guided alignment, ``train.alignment_weight > 0``).
     """
 
     src: torch.Tensor
@@ -35,12 +39,13 @@ class Batch:
     tgt_out: torch.Tensor
     tgt_mask: torch.Tensor
     indices: torch.Tensor
+    gold: torch.Tensor | None = None
 
     def to(self, device: torch.device | str) -> Batch:
         """Move every tensor except ``src_lengths`` (packing wants it on the CPU)."""
         moved = {
             f.name: getattr(self, f.name)
-            if f.name == "src_lengths"
+            if f.name == "src_lengths" or getattr(self, f.name) is None
             else getattr(self, f.name).to(device, non_blocking=True)
             for f in fields(self)
         }
@@ -75,8 +80,9 @@ class ParallelDataset(Dataset):
     def src_lengths(self) -> list[int]:
         return [len(ids) for ids in self.src_ids]
 
-    def collate(self, indices: Sequence[int]) -> Batch:
-        """Pad the pairs at ``indices`` into a :class:`Batch`."""
+    def collate(self, indices: Sequence[int], *, gold: bool = False) -> Batch:
+        """Pad the pairs at ``indices`` into a :class:`Batch`; ``gold=True`` adds
+        :attr:`Batch.gold` (the gold attention rows, see :func:`gold_distribution`)."""
         src = [self.src_ids[i] for i in indices]
         tgt = [self.tgt_ids[i] for i in indices]
         src_lengths = torch.tensor([len(s) for s in src])
@@ -94,7 +100,27 @@ class ParallelDataset(Dataset):
             tgt_out=tgt_out,
             tgt_mask=tgt_mask,
             indices=torch.tensor(list(indices)),
+            gold=gold_distribution([self.pairs[i] for i in indices], tgt_out.size(1), src_t.size(1))
+            if gold
+            else None,
         )
+
+
+def gold_distribution(pairs: Sequence[Pair], tgt_steps: int, src_steps: int) -> torch.Tensor:
+    """The gold attention of each pair: (B, tgt_steps, src_steps), float32.
+
+    Row ``j`` of pair ``b`` is uniform over the source words ``i`` of its sure links ``(i, j)``
+    and sums to 1; a target word without a sure link, the ``<eos>`` step and padding get an
+    all-zero row (nothing to guide). Possible-only links are ignored: they mark what is
+    acceptable, not where the word comes from, and spreading mass onto them would teach the
+    attention to be vague. Pairs with ``alignment=None`` give all-zero rows. Built once per
+    batch from the links (no per-step work); ``tgt_steps``/``src_steps`` include ``<eos>``.
+    """
+    gold = torch.zeros(len(pairs), tgt_steps, src_steps)
+    for row, pair in enumerate(pairs):
+        for i, j in pair.alignment or ():
+            gold[row, j, i] = 1.0
+    return gold / gold.sum(-1, keepdim=True).clamp_min(1.0)
 
 
 def _pad(sequences: Sequence[Sequence[int]], length: int, pad_id: int) -> torch.Tensor:

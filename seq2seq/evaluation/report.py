@@ -8,6 +8,7 @@ from typing import Any
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.loading import load_splits
 from seq2seq.errors import UserError
+from seq2seq.evaluation.alignment_report import format_report
 from seq2seq.evaluation.inference import TrainedRun
 from seq2seq.evaluation.scoring import evaluate_dataset
 from seq2seq.evaluation.summary import METRICS_FILE, record_scores
@@ -54,7 +55,8 @@ def evaluate_run(
 
 
 def format_metrics(scores: dict[str, Any], title: str = "") -> str:
-    """A small text table of the headline metrics and BLEU by source length."""
+    """A small text table of the headline metrics, BLEU by source length and (when present)
+    a few lines of the alignment error report."""
 
     def number(value: Any, scale: float = 1.0) -> str:
         return "n/a" if value is None else f"{value * scale:.2f}"
@@ -77,6 +79,8 @@ def format_metrics(scores: dict[str, Any], title: str = "") -> str:
         sizes = scores.get("bucket_sizes", {})
         for bucket, bleu in scores["bleu_by_length"].items():
             lines.append(f"    {bucket:<8}{bleu:>8.2f}   (n={sizes.get(bucket, '?')})")
+    if scores.get("alignment_report"):
+        lines += format_report(scores["alignment_report"])
     if scores.get("bleu_signature"):
         lines.append(f"  {scores['bleu_signature']}")
     return "\n".join(lines)

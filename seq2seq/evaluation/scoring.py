@@ -1,9 +1,10 @@
-"""Scoring a model on a split: loss, decoding, BLEU/chrF, exact match, BLEU by length, AER."""
+"""Scoring a model on a split: loss, decoding, BLEU/chrF, exact match, BLEU by length, AER
+and the alignment error report."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -14,7 +15,7 @@ from seq2seq.data.batching import Batch, BucketBatchSampler, ParallelDataset
 from seq2seq.data.corpus import Pair
 from seq2seq.data.detokenize import detokenize_tgt
 from seq2seq.data.vocab import Vocab
-from seq2seq.evaluation import metrics
+from seq2seq.evaluation import alignment_report, metrics
 from seq2seq.evaluation.extract import extract_attention_weights
 from seq2seq.model import Seq2Seq
 from seq2seq.model.search import decode
@@ -71,6 +72,49 @@ def translate_dataset(
     return hypotheses
 
 
+@dataclass
+class GoldAttention:
+    """Teacher-forced attention of a split beside its gold links, in batch order:
+    ``weights[k]`` (heads, t_k, s_k) trimmed to sentence ``k``'s real tokens."""
+
+    weights: list = field(default_factory=list)
+    sources: list[tuple[str, ...]] = field(default_factory=list)
+    targets: list[tuple[str, ...]] = field(default_factory=list)
+    sure: list = field(default_factory=list)
+    possible: list = field(default_factory=list)
+
+    def scores(self, head: int | None = None) -> dict[str, float | int | list[float]]:
+        """AER, per-head AER and entropy; see :func:`metrics.alignment_scores`."""
+        src_lens = [len(s) for s in self.sources]
+        tgt_lens = [len(t) for t in self.targets]
+        return metrics.alignment_scores(
+            self.weights, src_lens, tgt_lens, self.sure, self.possible, head
+        )
+
+    def report(self) -> dict:
+        """Per-word link categories; see :func:`alignment_report.alignment_report`."""
+        return alignment_report.alignment_report(
+            self.weights, self.sources, self.targets, self.possible
+        )
+
+
+def gold_attention(
+    model: Seq2Seq, dataset: ParallelDataset, *, batch_size: int, device: torch.device
+) -> GoldAttention:
+    """Run teacher-forced attention over ``dataset`` once and keep it with the gold links."""
+    collected = GoldAttention()
+    for batch in eval_batches(dataset, batch_size, device):
+        trimmed = extract_attention_weights(model, batch, reference=True, trim=True)
+        for index, array in zip(batch.indices.tolist(), trimmed, strict=True):
+            pair = dataset.pairs[index]
+            collected.weights.append(array)
+            collected.sources.append(pair.src)
+            collected.targets.append(pair.tgt)
+            collected.sure.append(pair.alignment or ())
+            collected.possible.append(pair.possible_links)
+    return collected
+
+
 def attention_scores(
     model: Seq2Seq,
     dataset: ParallelDataset,
@@ -82,17 +126,7 @@ def attention_scores(
     """AER (against sure and possible gold links, and sure only), per-head AER and entropy of
     teacher-forced attention; see :func:`metrics.alignment_scores` (``head``: the head to
     report as best, chosen on another split)."""
-    weights, src_lens, tgt_lens, sure, possible = [], [], [], [], []
-    for batch in eval_batches(dataset, batch_size, device):
-        trimmed = extract_attention_weights(model, batch, reference=True, trim=True)
-        for index, array in zip(batch.indices.tolist(), trimmed, strict=True):
-            pair = dataset.pairs[index]
-            weights.append(array)
-            src_lens.append(len(pair.src))
-            tgt_lens.append(len(pair.tgt))
-            sure.append(pair.alignment or ())
-            possible.append(pair.possible_links)
-    return metrics.alignment_scores(weights, src_lens, tgt_lens, sure, possible, head)
+    return gold_attention(model, dataset, batch_size=batch_size, device=device).scores(head)
 
 
 @dataclass(frozen=True)
@@ -151,7 +185,8 @@ def evaluate_dataset(
     exact_match. With ``full``: chrf, token_accuracy, bleu_by_length (bucket -> BLEU) with
     counts, bleu_signature, and — when the model has attention and
     every pair has a gold alignment — aer (sure and possible links), aer_sure_only,
-    aer_per_head, best_head, aer_best_head, best_head_split, attention_entropy (else None).
+    aer_per_head, best_head, aer_best_head, best_head_split, attention_entropy and
+    alignment_report (:func:`alignment_report.alignment_report`) (else None).
 
     The best head is picked on ``select_head_on`` = (name, split) — pass
     ``("valid", valid_set)`` when scoring test, so the reported head is not chosen on test —
@@ -190,6 +225,7 @@ def evaluate_dataset(
         "best_head_split": None,
         "aer_per_head": None,
         "attention_entropy": None,
+        "alignment_report": None,
     }
     if model.attention.has_weights and _has_gold(dataset):
         head, head_split = None, "same"
@@ -198,7 +234,8 @@ def evaluate_dataset(
             if selection.pairs and _has_gold(selection):
                 chosen = attention_scores(model, selection, batch_size=batch_size, device=device)
                 head, head_split = int(chosen["best_head"]), name
-        scores = attention_scores(model, dataset, batch_size=batch_size, device=device, head=head)
+        collected = gold_attention(model, dataset, batch_size=batch_size, device=device)
+        scores = collected.scores(head)
         result |= {
             "aer": scores["aer"],
             "aer_sure_only": scores["aer_sure_only"],
@@ -207,6 +244,7 @@ def evaluate_dataset(
             "best_head_split": head_split,
             "aer_per_head": scores["aer_per_head"],
             "attention_entropy": scores["entropy"],
+            "alignment_report": collected.report(),
         }
     return result, hypotheses
 

@@ -15,7 +15,9 @@ Files written before a field existed still load: ``decoder`` defaults to ``"bahd
 (the only arrangement before ``model.decoder``), ``num_heads`` to 1, and ``steps``,
 ``seconds_to_best``, ``bleu_signature`` and ``valid_best`` to ``None``; ``test.bleu_tokenize``
 (how BLEU was computed, also visible as ``tok:`` in the signature) may be absent. Rewriting
-such a file (``evaluate.py``) writes those defaults out.
+such a file (``evaluate.py``) writes those defaults out. ``test.alignment_report`` (the
+per-word alignment error report) is optional: absent in older files, ``null`` without
+attention or gold links.
 """
 
 from __future__ import annotations
@@ -63,6 +65,19 @@ def _is_bleu_by_length(value: object) -> bool:
     return isinstance(value, Mapping) and all(_is_number(x) for x in value.values())
 
 
+def _is_alignment_report(value: object) -> bool:
+    """The alignment error report (:func:`seq2seq.evaluation.alignment_report.alignment_report`):
+    checked as far as readers rely on it, a word count and per-category counts and shares."""
+    return (
+        isinstance(value, Mapping)
+        and _is_integer(value.get("words"))
+        and all(
+            isinstance(value.get(key), Mapping) and all(_is_number(x) for x in value[key].values())
+            for key in ("counts", "shares")
+        )
+    )
+
+
 def _optional(check: Callable[[object], bool]) -> Callable[[object], bool]:
     return lambda value: value is None or check(value)
 
@@ -95,6 +110,12 @@ _FIELDS: tuple[_Field, ...] = (
     *(_Field(("test", k), _optional(_is_number), "a number or null", False) for k in NULL_SCORES),
     _Field(("test", "bleu_by_length"), _is_bleu_by_length, "an object of bucket -> BLEU"),
     _Field(("test", "bleu_tokenize"), _optional(BLEU_TOKENIZE.__contains__), _TOK_WHAT, False),
+    _Field(
+        ("test", "alignment_report"),
+        _optional(_is_alignment_report),
+        "an object with words, counts and shares, or null",
+        False,
+    ),
     _Field(("valid_best",), _optional(lambda v: isinstance(v, Mapping)), "an object", False),
     _Field(("history",), _is_history, "a list of {step, valid_loss, ...} entries"),
     _Field(

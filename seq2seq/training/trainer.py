@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from seq2seq.training.distributed import (
     stop_on_request,
     validate_everywhere,
 )
+from seq2seq.training.guidance import AlignmentGuide
 from seq2seq.training.schedule import build_scheduler
 from seq2seq.training.signals import stop_requests
 from seq2seq.training.state import TrainState
@@ -81,6 +83,11 @@ class Trainer:
         self.group = group or ProcessGroup(Launch(), None, self.device)
         if self.group.distributed:
             self.device = self.group.device  # cuda:<local rank> under nccl
+            if cfg.train.alignment_weight > 0:
+                raise UserError(
+                    "train.alignment_weight > 0 is not supported under torchrun yet; "
+                    "train guided alignment in one process (python scripts/train.py)"
+                )
         set_threads(cfg.train.num_threads)
         seed_everything(cfg.seed)
         self.corpus = corpus = load_corpus(cfg.data)
@@ -108,31 +115,46 @@ class Trainer:
     def train_step(self, indices: list[int]) -> StepResult:
         """One update on the training pairs ``indices``: loss, gradient norm, target tokens.
 
+        With guided alignment (:attr:`guide`) the update minimises the translation loss plus
+        the weighted alignment term; the returned loss is the translation loss alone.
         A non-finite loss returns ``(loss, nan, 0)`` without touching the weights, so the
         caller can stop with the last good checkpoint intact. Does not advance the schedule
         or :attr:`state`; :meth:`fit` does that. Under DDP the rank trains on its share of
-        ``indices`` and returns the global loss and token count."""
+        ``indices`` and returns the global loss and token count (guidance is refused there)."""
         if self.ddp_model is not None:
             return data_parallel_step(self, indices)
-        batch = self.train_set.collate(indices).to(self.device)
+        guide = self.guide
+        batch = self.train_set.collate(indices, gold=guide.active).to(self.device)
         self.model.train()
-        logits, _ = self.model(
+        logits, weights = self.model(
             batch.src,
             batch.src_lengths,
             batch.src_mask,
             batch.tgt_in,
             teacher_forcing=self.cfg.train.teacher_forcing,
+            keep_weights=guide.active,
         )
         loss = sequence_loss(logits, batch.tgt_out)
+        objective = guide.objective(loss, weights, batch)  # `loss` itself when not guiding
         loss_value = loss.item()
-        if not math.isfinite(loss_value):
-            return loss_value, math.nan, 0
+        # a non-finite alignment term stops training as a non-finite loss would
+        checked = loss_value if guide.last_loss is None else loss_value + guide.last_loss
+        if not math.isfinite(checked):
+            return checked, math.nan, 0
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        objective.backward()
         clip = self.cfg.train.clip_grad_norm or math.inf
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip))
         self.optimizer.step()
         return loss_value, grad_norm, batch.num_tgt_tokens
+
+    @cached_property
+    def guide(self) -> AlignmentGuide:
+        """Guided alignment (``train.alignment_weight``), built on first use; see
+        :mod:`seq2seq.training.guidance`."""
+        return AlignmentGuide(
+            self.cfg.train.alignment_weight, self.model.attention.has_weights, self.train_set.pairs
+        )
 
     @property
     def total_steps(self) -> int:
@@ -187,7 +209,7 @@ class Trainer:
                     self.state.batch_in_epoch += 1
                     window.tokens += tokens
                     step = self.state.step
-                    logger.scalars({"loss/train": loss}, step)
+                    logger.scalars({"loss/train": loss, **self.guide.scalars()}, step)
                     if step % t.log_every == 0:
                         lr = self.optimizer.param_groups[0]["lr"]
                         rate = window.log(logger, step, lr, grad_norm)

@@ -1,0 +1,103 @@
+"""Guided alignment (supervised attention): pull the attention towards the gold links.
+
+Chen et al. (2016, "Guided alignment training for topic-aware NMT") and Mi et al. (2016)
+add to the translation loss a term that compares each teacher-forced attention row with the
+gold alignment of its target word; OpenNMT's ``guided_alignment`` is the same idea. Here:
+
+* the gold row of target word ``j`` is uniform over the source words of its *sure* links
+  (:func:`seq2seq.data.batching.gold_distribution`); possible-only links are ignored, and so
+  are words without a sure link, the ``<eos>`` step and padding (their gold rows are zero);
+* the term is the KL divergence ``KL(gold_j || α_j) = Σ_i g_ij (log g_ij - log α_ij)``,
+  i.e. the cross-entropy minus the gold row's entropy, so it is exactly 0 when the attention
+  equals the gold distribution and positive otherwise; averaged over the guided words of the
+  batch (each word counts once, whatever its sentence's length);
+* multi-head attention is guided through the average over heads (the heads stay free to
+  split the work, as long as together they point at the gold words);
+* the objective is ``translation loss + train.alignment_weight × term``; ``loss/train`` keeps
+  logging the translation loss alone, so curves stay comparable with unguided runs, and the
+  term is logged as ``loss/alignment``.
+
+Without attention weights (``attention=none``) or without sure links in the training data
+there is nothing to guide: :class:`AlignmentGuide` says so once in the log and stays off.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from seq2seq.data.batching import Batch
+from seq2seq.data.corpus import Pair
+
+log = logging.getLogger("seq2seq")
+
+#: Floor of the attention weights inside the log: a gold position the softmax underflowed
+#: to 0 gives a large finite loss (and a zero gradient there) instead of inf.
+_TINY = 1e-12
+
+
+def alignment_loss(weights: Tensor, gold: Tensor) -> Tensor:
+    """Mean KL divergence from the gold rows to the attention rows, over guided rows.
+
+    weights (B, heads, T_t, T_s) or (B, T_t, T_s): attention (rows sum to 1 over real
+    positions); gold (B, T_t, T_s): gold rows summing to 1, or all-zero rows to skip.
+    -> a scalar tensor; 0 when no row is guided (still part of the graph).
+    """
+    if weights.dim() == 4:
+        weights = weights.mean(1)  # (B, T_t, T_s): the heads together
+    gold = gold.to(weights.dtype)
+    guided = gold.sum(-1) > 0  # (B, T_t)
+    log_ratio = torch.log(gold.clamp_min(_TINY)) - torch.log(weights.clamp_min(_TINY))
+    divergence = torch.where(gold > 0, gold * log_ratio, torch.zeros_like(gold)).sum(-1)
+    return (divergence * guided).sum() / guided.sum().clamp_min(1)
+
+
+def _has_sure_links(pairs: Sequence[Pair]) -> bool:
+    return any(pair.alignment for pair in pairs)
+
+
+class AlignmentGuide:
+    """Whether and how a trainer guides its attention; the loss term of one update.
+
+    ``active`` is False (and the trainer runs exactly as without guidance) when the weight
+    is 0, when the attention has no weights, or when no training pair has a sure link; in
+    the last two cases it logs once why. :attr:`last_loss` holds the latest term's value.
+    """
+
+    def __init__(self, weight: float, attention_has_weights: bool, pairs: Sequence[Pair]):
+        self.weight = weight
+        self.active = False
+        self.last_loss: float | None = None
+        if weight <= 0:
+            return
+        if not attention_has_weights:
+            log.info("train.alignment_weight=%g: attention=none has no weights to guide", weight)
+        elif not _has_sure_links(pairs):
+            log.info(
+                "train.alignment_weight=%g: the training corpus has no gold alignments, "
+                "nothing to guide; training without the alignment loss",
+                weight,
+            )
+        else:
+            self.active = True
+
+    def objective(self, loss: Tensor, weights: Tensor | None, batch: Batch) -> Tensor:
+        """The loss to minimise: ``loss`` itself when inactive, else plus the weighted term.
+
+        weights (B, heads, T_t, T_s) from ``model(..., keep_weights=True)``; ``batch.gold``
+        from ``collate(..., gold=True)``.
+        """
+        if not self.active:
+            return loss
+        if weights is None or batch.gold is None:
+            raise ValueError("guided alignment needs the attention weights and batch.gold")
+        term = alignment_loss(weights, batch.gold)
+        self.last_loss = term.item()
+        return loss + self.weight * term
+
+    def scalars(self) -> dict[str, float]:
+        """``{"loss/alignment": value}`` after a guided update, else nothing to log."""
+        return {} if self.last_loss is None else {"loss/alignment": self.last_loss}

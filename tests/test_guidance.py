@@ -1,0 +1,230 @@
+"""Guided alignment: the gold rows, the loss term, its gradients, and the trainer wiring."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from seq2seq.config.compose import load_config
+from seq2seq.config.schema import validate
+from seq2seq.data.batching import ParallelDataset, gold_distribution
+from seq2seq.data.corpus import Pair
+from seq2seq.data.vocab import Vocab
+from seq2seq.errors import UserError
+from seq2seq.model import ModelSpec, Seq2Seq
+from seq2seq.training.guidance import AlignmentGuide, alignment_loss
+from seq2seq.training.trainer import Trainer
+from tests.conftest import TINY_OVERRIDES, run_script
+
+NOTHING_TO_GUIDE = "nothing to guide"
+
+
+def aligned_pairs() -> list[Pair]:
+    return [
+        Pair(("我", "爱", "猫"), ("I", "love", "cats"), ((0, 0), (1, 1), (2, 2)), ((1, 2),)),
+        Pair(("他", "吃", "了", "苹果"), ("he", "ate", "apples"), ((0, 0), (1, 1), (2, 1), (3, 2))),
+        Pair(("猫",), ("cats", "."), ((0, 0),)),  # "." has no link: not guided
+    ]
+
+
+def test_gold_rows_are_uniform_over_sure_links_and_empty_elsewhere() -> None:
+    gold = gold_distribution(aligned_pairs(), tgt_steps=4, src_steps=5)
+    assert gold.shape == (3, 4, 5)
+    # pair 0: possible link (1, 2) ignored, so "cats" attends to 猫 alone
+    torch.testing.assert_close(gold[0, 2], torch.tensor([0.0, 0.0, 1.0, 0.0, 0.0]))
+    # pair 1: "ate" is linked to 吃 and 了: half each
+    torch.testing.assert_close(gold[1, 1], torch.tensor([0.0, 0.5, 0.5, 0.0, 0.0]))
+    # <eos> steps, padding and the unlinked "." are all-zero rows
+    assert gold[0, 3].sum() == 0 and gold[2, 1].sum() == 0 and gold[2, 2:].sum() == 0
+    assert gold_distribution([Pair(("a",), ("b",))], 2, 2).sum() == 0  # no alignment at all
+
+
+def test_collate_builds_gold_rows_only_when_asked() -> None:
+    pairs = aligned_pairs()
+    dataset = ParallelDataset(
+        pairs, Vocab.build(p.src for p in pairs), Vocab.build(p.tgt for p in pairs)
+    )
+    assert dataset.collate([0, 1]).gold is None
+    batch = dataset.collate([0, 1], gold=True)
+    assert batch.gold is not None
+    assert batch.gold.shape == (*batch.tgt_out.shape, batch.src.size(1))
+    assert batch.to("cpu").gold is not None and dataset.collate([0]).to("cpu").gold is None
+
+
+def test_the_loss_is_zero_when_attention_equals_gold_and_positive_otherwise() -> None:
+    gold = gold_distribution(aligned_pairs(), tgt_steps=4, src_steps=5)
+    mask = torch.tensor([[1, 1, 1, 1, 0], [1, 1, 1, 1, 1], [1, 1, 0, 0, 0]], dtype=torch.bool)
+    # attention equal to gold on guided rows, anything on the others (they do not count)
+    uniform = mask.float() / mask.sum(1, keepdim=True)
+    exact = torch.where(gold.sum(-1, keepdim=True) > 0, gold, uniform.unsqueeze(1))
+    assert alignment_loss(exact, gold).item() == pytest.approx(0.0, abs=1e-9)
+    assert alignment_loss(exact.unsqueeze(1).expand(-1, 3, -1, -1), gold).item() == pytest.approx(
+        0.0, abs=1e-9
+    )  # heads equal to gold: their mean is too
+    vague = uniform.unsqueeze(1).expand_as(gold)
+    assert alignment_loss(vague, gold).item() > 0.1
+    # KL: mixing a little of the vague rows in costs less than the vague rows themselves
+    assert 0 < alignment_loss(0.9 * exact + 0.1 * vague, gold) < alignment_loss(vague, gold)
+
+
+def test_the_loss_averages_over_guided_words_only() -> None:
+    gold = torch.zeros(1, 3, 2)
+    gold[0, 0] = torch.tensor([1.0, 0.0])  # one guided word, two unguided rows
+    weights = torch.tensor([[[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]]])
+    assert alignment_loss(weights, gold).item() == pytest.approx(math.log(2))
+    assert alignment_loss(weights, torch.zeros_like(gold)).item() == 0.0
+
+
+def build(attention: str, decoder: str) -> tuple[Seq2Seq, ParallelDataset]:
+    pairs = aligned_pairs()
+    src_vocab, tgt_vocab = Vocab.build(p.src for p in pairs), Vocab.build(p.tgt for p in pairs)
+    torch.manual_seed(0)
+    spec = ModelSpec(
+        len(src_vocab), len(tgt_vocab), attention, embed_size=8, hidden_size=8, dropout=0.0,
+        num_heads=2 if attention == "multihead" else 1, decoder=decoder,
+    )  # fmt: skip
+    return Seq2Seq(spec), ParallelDataset(pairs, src_vocab, tgt_vocab)
+
+
+def guided_grads(model: Seq2Seq, dataset: ParallelDataset) -> dict[str, torch.Tensor]:
+    batch = dataset.collate([0, 1, 2], gold=True)
+    model.zero_grad()
+    _, weights = model(
+        batch.src, batch.src_lengths, batch.src_mask, batch.tgt_in, keep_weights=True
+    )
+    alignment_loss(weights, batch.gold).backward()
+    return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+@pytest.mark.parametrize(
+    ("attention", "decoder"),
+    [
+        ("additive", "bahdanau"),
+        ("dot", "bahdanau"),
+        ("multihead", "bahdanau"),
+        ("additive", "luong"),
+    ],
+)
+def test_gradients_reach_the_attention_parameters(attention: str, decoder: str) -> None:
+    model, dataset = build(attention, decoder)
+    grads = guided_grads(model, dataset)
+    attention_grads = [g for n, g in grads.items() if n.startswith("decoder.attention.")]
+    assert attention_grads and any(g.abs().sum() > 0 for g in attention_grads)
+    assert grads["encoder.embedding.weight"].abs().sum() > 0  # the keys learn too
+
+
+@pytest.mark.parametrize("attention", ["additive", "dot"])
+def test_the_fused_recurrence_passes_the_same_gradients_through_its_weights(
+    attention: str,
+) -> None:
+    """The fused Bahdanau path takes a gradient on its weights output (its backward adds it
+    to the readout's), so guidance needs no fallback: it matches the autograd step loop."""
+    model, dataset = build(attention, "bahdanau")
+    fused = guided_grads(model, dataset)
+    model.decoder.fused = False
+    plain = guided_grads(model, dataset)
+    assert fused.keys() == plain.keys()
+    for name in fused:
+        torch.testing.assert_close(fused[name], plain[name], msg=name)
+
+
+def test_alignment_weight_is_validated() -> None:
+    with pytest.raises(UserError, match=r"train\.alignment_weight"):
+        load_config(["train.alignment_weight=-0.5"])
+    with pytest.raises(UserError, match=r"train\.alignment_weight"):
+        load_config(["train.alignment_weight=nan"])
+    cfg = load_config([])
+    assert cfg.train.alignment_weight == 0.0
+    cfg.train.alignment_weight = 2.5
+    validate(cfg)
+
+
+def test_the_guide_is_off_by_default_and_logs_once_when_nothing_can_be_guided(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="seq2seq")
+    assert not AlignmentGuide(0.0, True, aligned_pairs()).active
+    assert AlignmentGuide(1.0, True, aligned_pairs()).active
+    assert not AlignmentGuide(1.0, False, aligned_pairs()).active  # attention=none
+    assert "no weights to guide" in caplog.text
+    unaligned = [Pair(p.src, p.tgt) for p in aligned_pairs()]
+    guide = AlignmentGuide(1.0, True, unaligned)
+    assert not guide.active and guide.scalars() == {}
+    assert caplog.text.count(NOTHING_TO_GUIDE) == 1
+
+
+def trainer(tmp_path: Path, toy_corpus: Path, *overrides: str) -> Trainer:
+    cfg = load_config(
+        [*TINY_OVERRIDES, f"data.dir={toy_corpus}", "data.samples=[]", "train.num_threads=1",
+         *overrides]
+    )  # fmt: skip
+    return Trainer(cfg, tmp_path / "run")
+
+
+def test_a_corpus_without_alignments_trains_and_says_once_there_is_nothing_to_guide(
+    tmp_path: Path, toy_corpus: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="seq2seq")
+    plain = trainer(tmp_path / "a", toy_corpus, "data.alignment_column=null")
+    guided = trainer(
+        tmp_path / "b", toy_corpus, "data.alignment_column=null", "train.alignment_weight=1.0"
+    )
+    batches = guided.sampler.batches()[:3]
+    for step, indices in enumerate(batches):
+        # nothing to guide: exactly the unguided update (same dropout draws)
+        torch.manual_seed(step)
+        guided_loss = guided.train_step(indices)[0]
+        torch.manual_seed(step)
+        assert guided_loss == plain.train_step(indices)[0]
+    assert caplog.text.count(NOTHING_TO_GUIDE) == 1
+    assert guided.guide.scalars() == {}
+
+
+def test_guiding_lowers_the_alignment_term_on_a_repeated_batch(
+    tmp_path: Path, toy_corpus: Path
+) -> None:
+    guided = trainer(tmp_path, toy_corpus, "train.alignment_weight=1.0")
+    indices = guided.sampler.batches()[0]
+    _, grad_norm, tokens = guided.train_step(indices)
+    first = guided.guide.last_loss
+    assert first is not None and first > 0 and math.isfinite(grad_norm) and tokens > 0
+    for _ in range(15):
+        guided.train_step(indices)
+    assert guided.guide.last_loss < first
+    assert guided.guide.scalars() == {"loss/alignment": guided.guide.last_loss}
+
+
+def test_a_tiny_guided_run_logs_the_alignment_loss(tmp_path: Path, toy_corpus: Path) -> None:
+    run_dir = tmp_path / "run"
+    result = run_script(
+        "train.py",
+        *TINY_OVERRIDES,
+        f"data.dir={toy_corpus}",
+        "train.alignment_weight=1",
+        "train.num_threads=1",
+        f"hydra.run.dir={run_dir}",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    accumulator = EventAccumulator(str(run_dir / "tb"))
+    accumulator.Reload()
+    scalars = accumulator.Tags()["scalars"]
+    assert "loss/alignment" in scalars and "loss/train" in scalars
+    values = [event.value for event in accumulator.Scalars("loss/alignment")]
+    assert len(values) == 24 and all(math.isfinite(v) and v >= 0 for v in values)
+    # the final test writes the alignment error report, and evaluate.py prints it
+    report = json.loads((run_dir / "metrics.json").read_text())["test"]["alignment_report"]
+    english_words = sum(len(line.split("\t")[1].split()) for line in _test_lines(toy_corpus))
+    assert report["words"] == sum(report["counts"].values()) == english_words
+    printed = run_script("evaluate.py", str(run_dir), "--device", "cpu")
+    assert printed.returncode == 0, printed.stderr[-3000:]
+    assert f"Alignment of {english_words} English words" in printed.stdout
+
+
+def _test_lines(corpus: Path) -> list[str]:
+    return (corpus / "test.tsv").read_text(encoding="utf-8").splitlines()
