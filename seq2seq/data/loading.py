@@ -32,10 +32,6 @@ class Corpus:
     src_vocab: Vocab
     tgt_vocab: Vocab
 
-    @property
-    def has_alignments(self) -> bool:
-        return all(p.alignment is not None for p in self.test) and bool(self.test)
-
 
 def tsv_format(data: DataSettings) -> TsvFormat:
     """How to read the configured corpus. Real corpora keep their untokenized targets for
