@@ -31,6 +31,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--target", type=float, help="valid exact match to reach (0.99)")
     parser.add_argument("--beam-size", type=int, help="beam size of the decoding benchmark (5)")
+    parser.add_argument(
+        "--ddp-steps",
+        type=int,
+        help="training steps of the 1- vs 2-process (DDP) comparison (64; tiny 8)",
+    )
+    parser.add_argument(
+        "--ddp-time-to-target",
+        action="store_true",
+        default=None,
+        help="also train 2 processes to --target within --time-budget (off: doubles that part)",
+    )
     return parser.parse_args(argv)
 
 
@@ -51,6 +62,8 @@ def main(argv: list[str] | None = None) -> None:
         time_budget=args.time_budget,
         target=args.target,
         beam_size=args.beam_size,
+        ddp_steps=args.ddp_steps,
+        ddp_time_to_target=args.ddp_time_to_target,
     )
     # The trainer's validation lines; fit() routes the root logger's console handler via tqdm.
     handler = logging.StreamHandler(sys.stderr)

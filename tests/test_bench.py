@@ -4,12 +4,13 @@ end-to-end run through the real CLI that must write every field of bench.json.""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 import torch
 
-from seq2seq.analysis.bench import BenchOptions, tiny_overrides
+from seq2seq.analysis.bench import BenchOptions, processes, tiny_overrides
 from seq2seq.analysis.bench.measure import time_to_target, wall_budget
 from seq2seq.model.attention import ATTENTION_TYPES
 from seq2seq.training.state import TrainState
@@ -54,6 +55,8 @@ BENCH_FIELDS = {
     "peak_memory_source",
     "peak_rss_mb",
     "bench_wall_seconds",
+    "processes",
+    "processes_skipped",
 }
 
 
@@ -141,6 +144,21 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
     assert curve and curve[-1]["step"] == bench["time_to_99"]["steps_run"]
     assert max(p["valid_exact_match"] for p in curve) == bench["time_to_99"]["best_exact_match"]
 
+    processes = bench["processes"]  # this machine has 2 cores
+    assert bench["processes_skipped"] is None
+    assert set(processes) == {"1", "2", "speedup"}
+    assert set(processes["1"]) == {"tokens_per_s", "steps", "wall_s"}
+    assert set(processes["2"]) == {"tokens_per_s", "steps", "wall_s", "time_to_99_s", "time_to_99"}
+    for entry in (processes["1"], processes["2"]):
+        assert _positive(entry["tokens_per_s"]) and _positive(entry["wall_s"])
+        assert isinstance(entry["steps"], int) and entry["steps"] == 8  # tiny --ddp-steps
+    assert processes["2"]["time_to_99_s"] is None is processes["2"]["time_to_99"]  # off
+    assert _positive(processes["speedup"])
+    assert processes["speedup"] == pytest.approx(
+        processes["2"]["tokens_per_s"] / processes["1"]["tokens_per_s"]
+    )
+    assert "processes (DDP, 8 steps): 1 →" in result.stdout
+
     machine = bench["machine"]
     assert machine["cpu"] and machine["torch"] == torch.__version__
     assert machine["device"] == "cpu" and machine["torch_threads"] == 1
@@ -169,3 +187,32 @@ def test_time_to_target_not_reached_still_counts_the_flops_spent(
 def test_wall_budget_holds_once_its_time_has_passed() -> None:
     assert wall_budget(0.0)(TrainState())
     assert not wall_budget(3600.0)(TrainState())
+
+
+def test_processes_are_skipped_with_one_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0}, raising=False)
+    reason = processes.unavailable(torch.device("cpu"))
+    assert reason is not None and "1 CPU core" in reason
+    assert processes.format_processes(None, reason) == [f"processes: skipped ({reason})"]
+
+
+def test_two_process_time_to_target_stops_at_the_budget(
+    tmp_path: Path, toy_corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the budget the launcher gets SIGTERM; the result says not reached, no error."""
+    monkeypatch.setattr(processes, "START_ALLOWANCE_S", 0.0)
+    overrides = [
+        "data=tsv",
+        f"data.dir={toy_corpus}",
+        "device=cpu",
+        "model.embed_size=8",
+        "model.hidden_size=8",
+        "train.batch_size=8",
+        "train.eval_every=2",
+        "train.max_steps=100000",
+    ]
+    result = processes.time_to_target(2, overrides, 1.0, 15.0, tmp_path / "run")
+    assert not result["reached"] and result["seconds"] is None and result["step"] is None
+    assert 15.0 <= result["wall_seconds_used"] < 15.0 + processes.STOP_GRACE_S
+    assert 0 <= result["best_exact_match"] <= 1
+    assert (tmp_path / "run" / "checkpoints" / "last.pt").exists()  # stopped, not killed

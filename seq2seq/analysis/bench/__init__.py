@@ -27,9 +27,15 @@ per variant and the reference, the benchmark's count of one training step agains
 ``FlopCounterMode`` (``counted``, ``flop_counter``, ``ratio`` = counted / flop_counter); what
 each counts is in :mod:`.flops`.
 
+``processes`` compares one training run on 1 and on 2 processes (DDP through
+``torch.distributed.run``, the real ``scripts/train.py``): steady-state target tokens/s, steps
+and wall seconds of each, and ``speedup`` = tokens/s(2) / tokens/s(1); with
+``--ddp-time-to-target`` also the 2-process ``time_to_99_s``. It is null, with the reason in
+``processes_skipped``, with fewer than 2 CPU cores (or 2 GPUs on CUDA); see :mod:`.processes`.
+
 Modules: :mod:`.flops` (FLOP counting), :mod:`.reference` (the tutorial baseline),
-:mod:`.measure` (the measurements), :mod:`.machine` (what it ran on), :mod:`.run` (options,
-orchestration, table, saving).
+:mod:`.measure` (the measurements), :mod:`.machine` (what it ran on), :mod:`.processes` (1 vs 2
+processes), :mod:`.run` (options, orchestration, table, saving).
 """
 
 from seq2seq.analysis.bench.flops import BatchShape, flop_breakdown, forward_flops, train_flops

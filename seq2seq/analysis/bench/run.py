@@ -27,6 +27,7 @@ from seq2seq.analysis.bench.measure import (
     time_to_target,
     trainer_contestant,
 )
+from seq2seq.analysis.bench.processes import format_processes, measure_processes, unavailable
 from seq2seq.analysis.bench.reference import TutorialSeq2Seq, TutorialTrainer
 from seq2seq.config.compose import load_config
 from seq2seq.files import write_json
@@ -52,6 +53,8 @@ class BenchOptions:
     time_budget: float = 360.0
     variants: tuple[str, ...] = tuple(ATTENTION_TYPES)
     other_decoder: bool = True  # also measure each variant in the other decoder arrangement
+    ddp_steps: int = 64  # training steps of the 1- and 2-process runs (~65 s for both)
+    ddp_time_to_target: bool = False  # also the 2-process time to target (up to time_budget)
 
     @classmethod
     def create(
@@ -69,6 +72,7 @@ class BenchOptions:
                 "gemm_seconds": 0.2,
                 "target": 0.0,
                 "time_budget": 5.0,
+                "ddp_steps": 8,
             }
         chosen = {k: v for k, v in given.items() if v is not None}
         return cls(overrides=tuple(overrides), tiny=tiny, **(defaults | chosen))
@@ -166,6 +170,7 @@ def run_benchmark(options: BenchOptions, progress: Progress = quiet) -> dict[str
             progress=progress,
         )
         del trainers, contestants, reference
+        processes, skipped = _processes(options, overrides, device, tmp, progress)
         progress(
             f"training {cfg.attention.type} to {options.target:.0%} valid exact match "
             f"(budget {options.time_budget:.0f} s)"
@@ -178,9 +183,36 @@ def run_benchmark(options: BenchOptions, progress: Progress = quiet) -> dict[str
         decoding["model_exact_match"] = to_target["best_exact_match"]
     result = _assemble(options, cfg, device, gemm, throughput, decoding, to_target)
     result["flop_count_check"] = flop_check
+    result["processes"], result["processes_skipped"] = processes, skipped
     result["machine"]["load_average_at_start"] = load_at_start
     result["bench_wall_seconds"] = time.perf_counter() - started
     return result
+
+
+def _processes(
+    options: BenchOptions,
+    overrides: Sequence[str],
+    device: torch.device,
+    tmp: Path,
+    progress: Progress,
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The 1- vs 2-process measurement (:mod:`.processes`), or None and why it was skipped."""
+    reason = unavailable(device)
+    if reason is not None:
+        progress(f"skipping the 1- vs 2-process measurement: {reason}")
+        return None, reason
+    progress(
+        f"training {options.ddp_steps} steps on 1 and on 2 processes (torch.distributed.run)"
+        + (" and 2 processes to the target" if options.ddp_time_to_target else "")
+    )
+    measured = measure_processes(
+        overrides,
+        options.ddp_steps,
+        tmp / "processes",
+        target=options.target if options.ddp_time_to_target else None,
+        budget_s=options.time_budget,
+    )
+    return measured, None
 
 
 def _assemble(
@@ -286,6 +318,7 @@ def format_table(result: dict[str, Any]) -> str:
             f"{t['steps_run']} steps, {t['flops_spent'] / 1e9:,.2f} GFLOP); "
             f"best {t['best_exact_match']:.3f}"
         )
+    lines += format_processes(result["processes"], result["processes_skipped"])
     lines.append(
         f"peak memory: {result['peak_memory_mb']:,.0f} MiB ({result['peak_memory_source']}); "
         f"benchmark wall time {result['bench_wall_seconds']:.0f} s"
