@@ -42,7 +42,7 @@ class BenchOptions:
 
     overrides: tuple[str, ...] = ()
     tiny: bool = False
-    seconds: float = 18.0  # measured training time per contestant
+    seconds: float = 14.0  # measured training time per contestant
     rounds: int = 3
     warmup: int = 3
     max_batches: int | None = None
@@ -50,7 +50,7 @@ class BenchOptions:
     gemm_seconds: float = 3.0
     beam_size: int = 5
     target: float = 0.99
-    time_budget: float = 360.0
+    time_budget: float = 300.0
     variants: tuple[str, ...] = tuple(ATTENTION_TYPES)
     other_decoder: bool = True  # also measure each variant in the other decoder arrangement
     ddp_steps: int = 64  # training steps of the 1- and 2-process runs (~65 s for both)
