@@ -21,13 +21,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--tiny", action="store_true", help="tiny model, corpus and budgets")
     parser.add_argument("--out", type=Path, default=Path("bench.json"), help="JSON output file")
     parser.add_argument(
-        "--seconds", type=float, help=f"measured training seconds per variant ({BenchOptions.seconds:g}; tiny 1)"
+        "--seconds",
+        type=float,
+        help=f"measured training seconds per variant ({BenchOptions.seconds:g}; tiny 1)",
     )
     parser.add_argument("--rounds", type=int, help="turns the variants take in rotation (3)")
     parser.add_argument("--warmup", type=int, help="untimed batches per variant first (3)")
     parser.add_argument("--max-batches", type=int, help="measured batches per variant at most")
     parser.add_argument(
-        "--time-budget", type=float, help=f"wall seconds for the time-to-99%% run ({BenchOptions.time_budget:g}; tiny 5)"
+        "--time-budget",
+        type=float,
+        help=f"wall seconds for the time-to-99%% run ({BenchOptions.time_budget:g}; tiny 5)",
     )
     parser.add_argument("--target", type=float, help="valid exact match to reach (0.99)")
     parser.add_argument("--beam-size", type=int, help="beam size of the decoding benchmark (5)")
