@@ -29,9 +29,8 @@ Each English word falls in exactly one category, tested in this order:
 So the counts add up to the number of English words, and ``explained_share`` is the share
 of wrong links (:data:`WRONG`) outside the residual ``elsewhere``. The report also lists the most
 frequent wrong links (English word ← attended source word or ``<eos>``) and the mean
-entropy and peak weight of the attention rows of right links versus wrong ones (``on_eos``,
-``one_ahead``, ``one_behind``, ``elsewhere``): confident mistakes look different from vague
-ones.
+entropy and peak weight of the attention rows of right links versus wrong ones (every
+category from ``on_eos`` on): confident mistakes look different from vague ones.
 """
 
 from __future__ import annotations
