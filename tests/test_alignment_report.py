@@ -44,26 +44,63 @@ def test_classify(predicted: int, gold: set[int], expected: str) -> None:
     assert classify(predicted, 4, gold) == expected
 
 
+@pytest.mark.parametrize(
+    ("predicted", "gold", "nearby", "expected"),
+    [
+        (5, {1}, set(), "unlinked_source"),  # 5 has no gold link: a particle
+        (2, {0}, set(), "unlinked_source"),  # 2 away, but unlinked comes first
+        (5, {4}, set(), "one_ahead"),  # 1 away beats unlinked
+        (3, {5}, set(), "two_away"),
+        (3, {1}, {3}, "two_away"),  # 2 away beats a nearby word's source
+        (0, {6}, {0}, "nearby_word"),
+        (0, {6}, set(), "elsewhere"),
+        (7, {3}, set(), "on_eos"),
+    ],
+)
+def test_classify_the_split_of_elsewhere(
+    predicted: int, gold: set[int], nearby: set[int], expected: str
+) -> None:
+    linked = {0, 1, 3, 4, 6}  # 2 and 5 have no gold link
+    assert classify(predicted, 7, gold, linked, nearby) == expected
+
+
+# 8 source words a..h (+ <eos> at column 8); b, d and g have no gold link. English word j's
+# gold sources and attended column, one English word per category in CATEGORIES order:
+ONE_OF_EACH_SRC, ONE_OF_EACH_TGT = list("abcdefgh"), list("pqrstuvwx")
+ONE_OF_EACH_LINKS = [(0, 0), (2, 2), (2, 3), (4, 4), (2, 5), (7, 6), (7, 7), (5, 8)]
+ONE_OF_EACH_COLUMNS = [
+    0,  # p: a, gold a -> correct
+    3,  # q: no gold link -> gold_unaligned
+    8,  # r: <eos>, gold c -> on_eos
+    3,  # s: d, gold c -> one_ahead
+    3,  # t: d, gold e -> one_behind
+    6,  # u: g (unlinked), gold c -> unlinked_source
+    5,  # v: f, gold h -> two_away
+    4,  # w: e = the source of t, three English words before, gold h -> nearby_word
+    0,  # x: a = the source of p, eight words before, gold f -> elsewhere
+]
+
+
 def test_each_category_on_one_sentence() -> None:
-    # 4 source words (+ <eos> at column 4), 6 English words
-    src, tgt = list("abcd"), list("uvwxyz")
-    possible = [(0, 0), (1, 1), (2, 2), (0, 3), (3, 4)]  # y (j=4) -> d; z (j=5) unlinked
-    weights = peaked([0, 2, 1, 4, 1, 3], len(src))
-    # u->a correct, v->c one ahead of b, w->b one behind c, x-><eos>, y->b elsewhere, z unlinked
-    links = sentence_links(weights, len(src), len(tgt), possible)
-    assert [link.category for link in links] == [
-        "correct",
-        "one_ahead",
-        "one_behind",
-        "on_eos",
-        "elsewhere",
-        "gold_unaligned",
-    ]
-    report = alignment_report([weights], [src], [tgt], [possible])
+    src, tgt = ONE_OF_EACH_SRC, ONE_OF_EACH_TGT
+    weights = peaked(ONE_OF_EACH_COLUMNS, len(src))
+    links = sentence_links(weights, len(src), len(tgt), ONE_OF_EACH_LINKS)
+    assert [link.category for link in links] == list(CATEGORIES)
+    report = alignment_report([weights], [src], [tgt], [ONE_OF_EACH_LINKS])
     assert report["words"] == len(tgt)
     assert sum(report["counts"].values()) == len(tgt)
     assert set(report["counts"]) == set(CATEGORIES)
     assert all(count == 1 for count in report["counts"].values())
+    # 7 wrong links (on <eos> .. elsewhere), one of them in the residual elsewhere
+    assert report["explained_share"] == pytest.approx(6 / 7)
+
+
+def test_nearby_word_looks_three_english_words_either_way() -> None:
+    # English word j=4 (gold e) attends to a; a is the source of English word 0 or 1
+    for source_of, expected in ((1, "nearby_word"), (0, "elsewhere")):
+        possible = [(0, source_of), (4, 4)]
+        weights = peaked([0, 0, 0, 0, 0], 5)
+        assert sentence_links(weights, 5, 5, possible)[4].category == expected
 
 
 def test_counts_and_shares_add_up_to_the_english_words() -> None:
@@ -110,6 +147,7 @@ def test_confusions_and_right_versus_wrong_rows() -> None:
 def test_an_empty_corpus_and_no_wrong_links() -> None:
     empty = alignment_report([], [], [], [])
     assert empty["words"] == 0 and empty["entropy"] == {"right": None, "wrong": None}
+    assert empty["explained_share"] is None
     weights = peaked([0], 1)
     report = alignment_report([weights], [["a"]], [["x"]], [[(0, 0)]])
     assert report["peak_weight"]["wrong"] is None and report["top_confusions"] == []
@@ -121,13 +159,29 @@ def test_bad_shapes_are_refused() -> None:
         sentence_links(np.zeros((3, 3)), src_len=3, tgt_len=2, possible=[])
 
 
+def test_an_older_report_without_the_new_categories_still_prints() -> None:
+    old_shares = dict.fromkeys(("correct", "gold_unaligned", "on_eos"), 0.2)
+    old_shares.update(one_ahead=0.1, one_behind=0.1, elsewhere=0.2)
+    old = {
+        "words": 10,
+        "counts": {k: round(10 * v) for k, v in old_shares.items()},
+        "shares": old_shares,
+        "top_confusions": [],
+        "entropy": {"right": 0.1, "wrong": 0.5},
+        "peak_weight": {"right": 0.9, "wrong": 0.6},
+    }
+    text = "\n".join(format_report(old))
+    assert "elsewhere 20.0%" in text and "explained" not in text
+
+
 def test_the_report_is_printed_and_kept_by_the_metrics_contract(tmp_path) -> None:
-    src, tgt = list("abcd"), list("uvwxyz")
-    possible = [(0, 0), (1, 1), (2, 2), (0, 3), (3, 4)]
-    report = alignment_report([peaked([0, 2, 1, 4, 1, 3], 4)], [src], [tgt], [possible])
+    src, tgt = ONE_OF_EACH_SRC, ONE_OF_EACH_TGT
+    weights = peaked(ONE_OF_EACH_COLUMNS, len(src))
+    report = alignment_report([weights], [src], [tgt], [ONE_OF_EACH_LINKS])
     scores = {"bleu": 10.0, "chrf": 20.0, "exact_match": 0.5, "loss": 1.0}
     text = format_metrics({**scores, "alignment_report": report})
-    assert "Alignment of 6 English words" in text and "1 ahead 16.7%" in text
+    assert "Alignment of 9 English words" in text and "1 ahead 11.1%" in text
+    assert "2 away 11.1%" in text and "explained by a category (not elsewhere): 85.7%" in text
     summary = {
         "attention": "additive",
         "seed": 0,
