@@ -171,5 +171,6 @@ def test_record_scores_without_a_training_summary(tmp_path: Path) -> None:
 def test_training_writes_a_summary_that_round_trips(tiny_run) -> None:
     path = tiny_run("additive") / "metrics.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert list(data) == TRAINING_KEYS
+    assert list(data) == [*TRAINING_KEYS, "distributed"]
+    assert data["distributed"] == {"world_size": 1, "backend": None}
     assert RunSummary.load(path).to_dict() == data
