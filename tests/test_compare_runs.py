@@ -53,3 +53,15 @@ def test_out_dir_rules(tmp_path: Path) -> None:
         resolve_out_dir([sweep], run)
     with pytest.raises(UserError, match="inside the run folder"):
         resolve_out_dir([sweep], run / "tb" / "comparison")
+
+
+def test_dataset_names_the_corpus_folder_as_resolved(tmp_path: Path) -> None:
+    """Hydra saves the default data.dir with its ${.seed}-style references unresolved."""
+    run = write_run(tmp_path / "run", fake_metrics("additive", 0, bleu=20.0))
+    (run / ".hydra").mkdir()
+    (run / ".hydra" / "config.yaml").write_text(
+        "data:\n  seed: 3\n  train_size: 50\n"
+        "  dir: data/synthetic/seed${.seed}-${.train_size}-${oc.env:HOME}\n",
+        encoding="utf-8",
+    )
+    assert load_run(run).dataset == "synthetic (data/synthetic/seed3-50-${oc.env:HOME})"

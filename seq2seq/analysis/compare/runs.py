@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -97,7 +99,17 @@ def _corpus_location(run_dir: Path) -> str | None:
     if not isinstance(data, Mapping):
         return None
     location = data.get("path") or data.get("dir")
-    return str(location) if location else None
+    return _fill_sibling_references(str(location), data) if location else None
+
+
+def _fill_sibling_references(value: str, data: Mapping[str, Any]) -> str:
+    """``data/synthetic/seed${.seed}-…`` (how the default ``data.dir`` is saved in
+    ``.hydra/config.yaml``) with each ``${.key}`` replaced by ``data[key]``. Only these plain
+    references are filled; anything else (a resolver such as ``${oc.env:…}``) stays as text."""
+    return _SIBLING.sub(lambda m: str(data.get(m.group(1), m.group(0))), value)
+
+
+_SIBLING = re.compile(r"\$\{\.(\w+)\}")
 
 
 def load_run(run_dir: Path) -> Run:
