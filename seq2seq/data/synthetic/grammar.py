@@ -35,7 +35,7 @@ from seq2seq.data.synthetic.clauses import Clauses
 from seq2seq.data.synthetic.entries import Lexicon
 from seq2seq.data.synthetic.lexicon import DEFAULT_GRAMMAR, GrammarFileError, load_lexicon
 from seq2seq.data.synthetic.nounphrases import NounPhrases
-from seq2seq.data.synthetic.phrase import NounPhrase, Phrase
+from seq2seq.data.synthetic.phrase import Phrase
 from seq2seq.data.synthetic.plans import Plans
 from seq2seq.data.synthetic.sampler import Sampler
 from seq2seq.data.synthetic.words import Words
@@ -68,6 +68,18 @@ class Grammar:
         self._clauses = Clauses(words, self._nps)
         self._sampler = Sampler(self._clauses, Plans(lexicon))
         self.min_clause_len = self._sampler.min_clause_len
+        # The builders, exposed as they are (their docstrings give an example each):
+        # noun phrases (seq2seq.data.synthetic.nounphrases) ...
+        nps = self._nps
+        self.noun, self.modified, self.counted = nps.noun, nps.modified, nps.counted
+        self.this, self.possessive = nps.this, nps.possessive
+        self.relative, self.subject_relative = nps.relative, nps.subject_relative
+        # ... and clauses (seq2seq.data.synthetic.clauses), e.g.
+        # grammar.clause("我", "吃", "苹果", tense="past", time="昨天", place="北京")
+        # -> 我 昨天 在 北京 吃 了 苹果 / I ate apples in Beijing yesterday.
+        clauses = self._clauses
+        self.clause, self.adjective_clause = clauses.clause, clauses.adjective_clause
+        self.copula_clause, self.connective = clauses.copula_clause, clauses.connective
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_GRAMMAR) -> Grammar:
@@ -77,113 +89,6 @@ class Grammar:
             return cls(load_lexicon(path))
         except GrammarFileError as err:
             raise UserError(f"grammar file {path}: {err}") from None
-
-    # ----------------------------------------------------------------- noun phrases
-
-    def noun(self, zh: str) -> NounPhrase:
-        """A pronoun, name, place or bare noun (书: subject ``the book``, object ``books``)."""
-        return self._nps.noun(zh)
-
-    def modified(self, zh: str, adjective: str) -> NounPhrase:
-        """新 的 书: subject ``the new book``, object ``new books``."""
-        return self._nps.modified(zh, adjective)
-
-    def counted(self, zh: str, number: str, adjective: str | None = None) -> NounPhrase:
-        """三 本 [新 的] 书 -> three [new] books (measure word and 的 unaligned)."""
-        return self._nps.counted(zh, number, adjective)
-
-    def this(self, zh: str, adjective: str | None = None) -> NounPhrase:
-        """这 本 [新 的] 书 -> this [new] book."""
-        return self._nps.this(zh, adjective)
-
-    def possessive(self, owner: str, zh: str) -> NounPhrase:
-        """我 的 书 -> my book (的 unaligned)."""
-        return self._nps.possessive(owner, zh)
-
-    def relative(
-        self, zh: str, subject: NounPhrase | str, verb: str, time: str | None = None
-    ) -> NounPhrase:
-        """我 [昨天] 买 的 书 -> the book that I bought [yesterday] (past tense)."""
-        return self._nps.relative(zh, subject, verb, time)
-
-    def subject_relative(self, zh: str, verb: str, obj: NounPhrase | str) -> NounPhrase:
-        """喜欢 猫 的 学生 -> the student who likes cats."""
-        return self._nps.subject_relative(zh, verb, obj)
-
-    # ----------------------------------------------------------------- clauses
-
-    def clause(
-        self,
-        subject: NounPhrase | str,
-        verb: str,
-        obj: NounPhrase | str | None = None,
-        *,
-        tense: str = "present",
-        negated: bool = False,
-        time: str | None = None,
-        place: str | None = None,
-        companion: NounPhrase | str | None = None,
-        question: bool = False,
-    ) -> Phrase:
-        """A verb clause; ``obj=None`` uses the intransitive verb.
-
-        ``grammar.clause("我", "吃", "苹果", tense="past", time="昨天", place="北京")``
-        -> 我 昨天 在 北京 吃 了 苹果 / I ate apples in Beijing yesterday.
-        """
-        return self._clauses.clause(
-            subject,
-            verb,
-            obj,
-            tense=tense,
-            negated=negated,
-            time=time,
-            place=place,
-            companion=companion,
-            question=question,
-        )
-
-    def adjective_clause(
-        self,
-        subject: NounPhrase | str,
-        adjective: str,
-        *,
-        tense: str = "present",
-        negated: bool = False,
-        time: str | None = None,
-        place: str | None = None,
-        question: bool = False,
-    ) -> Phrase:
-        """他 很 高兴 -> he is very happy (the copula is unaligned; 很-very).
-
-        Past needs a past time word, which is the only past marker in the Chinese.
-        """
-        return self._clauses.adjective_clause(
-            subject,
-            adjective,
-            tense=tense,
-            negated=negated,
-            time=time,
-            place=place,
-            question=question,
-        )
-
-    def copula_clause(
-        self,
-        subject: NounPhrase | str,
-        noun: str,
-        *,
-        adjective: str | None = None,
-        negated: bool = False,
-        question: bool = False,
-    ) -> Phrase:
-        """他 是 [聪明 的] 老师 -> he is a [clever] teacher (是-is; a unaligned)."""
-        return self._clauses.copula_clause(
-            subject, noun, adjective=adjective, negated=negated, question=question
-        )
-
-    def connective(self, zh: str) -> Phrase:
-        """A connective by its Chinese text, e.g. ``"， 然后"`` -> ``, and then``."""
-        return self._clauses.connective(zh)
 
     # ----------------------------------------------------------------- sampling
 
