@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
     for translation in translations:
-        print(" ".join(translation.output))
+        print(translation.text)
     if args.heatmap:
         if not run.model.attention.has_weights:
             raise UserError(

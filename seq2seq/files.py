@@ -15,11 +15,16 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     The temporary's name is unique (process id + random), so concurrent writers of one path
     never write into each other's temporary: the last rename wins with a whole file.
     """
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` the way :func:`atomic_write_text` writes text."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8", newline="\n")
+        tmp.write_bytes(data)
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)

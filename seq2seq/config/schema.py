@@ -75,6 +75,12 @@ class DataConfig:
     lowercase_tgt: bool = _f(False, "Lowercase the English side.")
     split_tgt_punct: bool = _f(False, "Detach punctuation from English words.")
     min_freq: int = _f(1, "Tokens seen fewer times in training map to <unk>.")
+    tgt_subwords: int = _f(
+        0,
+        "English as subwords: the vocabulary size of a sentencepiece unigram model trained on "
+        "the train split's English (saved in the run and its checkpoints); 0 = words. Real "
+        "corpora without gold alignments only.",
+    )
     samples: list[str] = _f(
         [
             "我 爱 中国",
@@ -121,6 +127,11 @@ class TrainConfig:
     max_epochs: int = _f(10, "Stop after this many passes over the training data.")
     eval_every: int = _f(250, "Validate (loss, greedy BLEU, exact match, heatmaps) every N steps.")
     patience: int = _f(4, "Stop after this many validations without a better valid BLEU.")
+    label_smoothing: float = _f(
+        0.0,
+        "Label smoothing of the training loss (e.g. 0.1; 0 = off). loss/train is then the "
+        "smoothed loss; validation loss stays the plain cross-entropy.",
+    )
     clip_grad_norm: float = _f(1.0, "Clip the gradient norm to this (0 = off).")
     teacher_forcing: float = _f(1.0, "Probability of feeding the reference token at each step.")
     lr_schedule: str = _f(
@@ -222,6 +233,14 @@ def validate(cfg: DictConfig | Config) -> None:
         f"train.lr_schedule={t.lr_schedule!r} is unknown; choose one of {', '.join(LR_SCHEDULES)}",
     )
     _check(0.0 < t.lr_factor < 1.0, f"train.lr_factor must be in (0, 1), got {t.lr_factor}")
+    _check(
+        0.0 <= t.label_smoothing < 1.0,
+        f"train.label_smoothing must be in [0, 1), got {t.label_smoothing}",
+    )
+    _check(
+        d.tgt_subwords == 0 or d.tgt_subwords >= 8,
+        f"data.tgt_subwords must be 0 (words) or at least 8 pieces, got {d.tgt_subwords}",
+    )
     for name in ("train_size", "valid_size", "test_size", "min_freq"):
         _check(getattr(d, name) >= 1, f"data.{name} must be at least 1, got {getattr(d, name)}")
     _check(

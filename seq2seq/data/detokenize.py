@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from seq2seq.data.subwords import Subwords
+
 _CLOSERS = frozenset(".,!?;:%)]}…’”»")
 _OPENERS = frozenset("([{$#£€¥‘“«¿¡")
 _JOINERS = frozenset("-/–—")
@@ -31,6 +33,14 @@ def _is_word(token: str) -> bool:
 
 def _is_letter(token: str) -> bool:
     return len(token) == 1 and token.isalpha()
+
+
+def join_english(tokens: Sequence[str], split_punct: bool, subwords: Subwords | None = None) -> str:
+    """Model output -> English text: the subword model's join for pieces, else
+    :func:`detokenize_tgt` when the corpus split punctuation off, else the words space-joined."""
+    if subwords is not None:
+        return subwords.join(tokens)
+    return detokenize_tgt(tokens) if split_punct else " ".join(tokens)
 
 
 def detokenize_tgt(tokens: Sequence[str]) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq.data.corpus import SPLITS, Pair, TsvFormat, read_tsv
+from seq2seq.data.subwords import Subwords
 from seq2seq.data.synthetic.generator import CorpusSpec
 from seq2seq.data.synthetic.store import CORPUS_FILE, Outcome, ensure_corpus
 from seq2seq.data.vocab import Vocab
@@ -129,10 +130,41 @@ def load_splits(data: DataSettings) -> dict[str, list[Pair]]:
 
 
 def load_corpus(data: DataSettings) -> Corpus:
-    """The splits plus vocabularies built from the training split."""
+    """The splits plus vocabularies built from the training split (with
+    ``data.tgt_subwords``: English pieces of a model trained on it, every piece kept)."""
     splits = load_splits(data)
+    subwords, tgt_min_freq = None, data["min_freq"]
+    if data.get("tgt_subwords"):
+        subwords = Subwords.train(map(english_text, splits["train"]), data["tgt_subwords"])
+        splits = segment_targets(splits, subwords)
+        tgt_min_freq = 1
     return Corpus(
         **splits,
         src_vocab=Vocab.build((p.src for p in splits["train"]), data["min_freq"]),
-        tgt_vocab=Vocab.build((p.tgt for p in splits["train"]), data["min_freq"]),
+        tgt_vocab=Vocab.build((p.tgt for p in splits["train"]), tgt_min_freq, subwords),
     )
+
+
+def english_text(pair: Pair) -> str:
+    """The English a subword model sees: the sentence as the corpus wrote it, lowercased
+    when the corpus is (``data.lowercase_tgt``)."""
+    raw = pair.tgt_raw
+    if raw is None:
+        raise UserError(
+            "data.tgt_subwords needs a real corpus: the synthetic one is scored and aligned "
+            "word by word; set data.tgt_subwords=0"
+        )
+    return raw.text.lower() if raw.lowercased else raw.text
+
+
+def segment_targets(splits: dict[str, list[Pair]], subwords: Subwords) -> dict[str, list[Pair]]:
+    """Every split with its English re-tokenized into ``subwords``' pieces."""
+    if any(p.alignment is not None for pairs in splits.values() for p in pairs):
+        raise UserError(
+            "data.tgt_subwords: this corpus has gold alignments, which link words, not "
+            "subwords; set data.alignment_column=null to drop them, or data.tgt_subwords=0"
+        )
+    return {
+        split: [replace(p, tgt=subwords.segment(english_text(p))) for p in pairs]
+        for split, pairs in splits.items()
+    }

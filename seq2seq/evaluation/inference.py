@@ -12,6 +12,7 @@ import torch
 
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.corpus import Pair, tokenize_src
+from seq2seq.data.detokenize import join_english
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.model import Seq2Seq
@@ -21,7 +22,8 @@ from seq2seq.model.search import decode
 
 @dataclass
 class Translation:
-    """One translated sentence.
+    """One translated sentence: ``output`` the model's tokens (words or subword pieces),
+    ``text`` the English sentence they make (detokenized like the run's corpus).
 
     weights: (heads, T_t, T_s) attention over ``source + <eos>`` for each emitted token
              (``output + <eos>``), or None without attention.
@@ -31,6 +33,7 @@ class Translation:
     output: list[str]
     unknown: list[str]
     weights: np.ndarray | None
+    text: str = ""
 
 
 @dataclass
@@ -63,6 +66,11 @@ class TrainedRun:
         model, src_vocab, tgt_vocab = model_from_checkpoint(payload, device)
         model.eval()
         return cls(run_dir, model, src_vocab, tgt_vocab, payload.config, payload.max_src_len)
+
+    @property
+    def split_punct(self) -> bool:
+        """Whether the run's corpus detached English punctuation (undone in the output)."""
+        return bool(self.config["data"].get("split_tgt_punct", False))
 
     @property
     def input_limit(self) -> int:
@@ -122,9 +130,7 @@ class TrainedRun:
             weights = None
             if output.weights is not None:
                 weights = output.weights[b, :, :length, : len(source) + 1].float().cpu().numpy()
-            results.append(
-                Translation(
-                    source, self.tgt_vocab.decode(output.tokens[b].tolist()), unknown[b], weights
-                )
-            )
+            tokens = self.tgt_vocab.decode(output.tokens[b].tolist())
+            text = join_english(tokens, self.split_punct, self.tgt_vocab.subwords)
+            results.append(Translation(source, tokens, unknown[b], weights, text))
         return results

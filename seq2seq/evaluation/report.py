@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq.data.batching import ParallelDataset
-from seq2seq.data.loading import load_splits
+from seq2seq.data.loading import load_splits, segment_targets
 from seq2seq.errors import UserError
 from seq2seq.evaluation.alignment_report import format_report
 from seq2seq.evaluation.inference import TrainedRun
@@ -39,6 +39,8 @@ def evaluate_run(
             )
         data.update(dir=data_dir, path=None, synthetic=False)
     splits = load_splits(data)
+    if run.tgt_vocab.subwords is not None:
+        splits = segment_targets(splits, run.tgt_vocab.subwords)
     dataset = ParallelDataset(splits[split], run.src_vocab, run.tgt_vocab)
     valid = ParallelDataset(splits["valid"], run.src_vocab, run.tgt_vocab)
     scores, _ = evaluate_dataset(

@@ -13,7 +13,8 @@ import torch.nn.functional as F
 
 from seq2seq.data.batching import Batch, BucketBatchSampler, ParallelDataset
 from seq2seq.data.corpus import Pair
-from seq2seq.data.detokenize import detokenize_tgt
+from seq2seq.data.detokenize import join_english
+from seq2seq.data.subwords import Subwords
 from seq2seq.data.vocab import Vocab
 from seq2seq.evaluation import alignment_report, metrics
 from seq2seq.evaluation.extract import extract_attention_weights
@@ -31,11 +32,19 @@ def eval_batches(
 
 
 def sequence_loss(
-    logits: torch.Tensor, tgt_out: torch.Tensor, reduction: str = "mean"
+    logits: torch.Tensor,
+    tgt_out: torch.Tensor,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
 ) -> torch.Tensor:
-    """Cross-entropy over real target tokens: logits (B, T_t, V), tgt_out (B, T_t)."""
+    """Cross-entropy over real target tokens: logits (B, T_t, V), tgt_out (B, T_t);
+    ``label_smoothing`` (training only) spreads that share of each target over the vocabulary."""
     return F.cross_entropy(
-        logits.flatten(0, 1), tgt_out.flatten(), ignore_index=Vocab.pad_id, reduction=reduction
+        logits.flatten(0, 1),
+        tgt_out.flatten(),
+        ignore_index=Vocab.pad_id,
+        reduction=reduction,
+        label_smoothing=label_smoothing,
     )
 
 
@@ -141,9 +150,12 @@ class BleuInputs:
     tokenize: str
 
 
-def bleu_inputs(hypotheses: Sequence[Sequence[str]], pairs: Sequence[Pair]) -> BleuInputs:
+def bleu_inputs(
+    hypotheses: Sequence[Sequence[str]], pairs: Sequence[Pair], subwords: Subwords | None = None
+) -> BleuInputs:
     """Paper-style scoring when every pair kept its untokenized target (real corpora):
-    hypotheses detokenized by undoing exactly our own tokenization, references the original
+    hypotheses detokenized by undoing exactly our own tokenization (joining ``subwords``'
+    pieces when the English is subwords), references the original
     sentences, 13a, ``case:lc`` for a lowercased corpus. Otherwise (the synthetic corpus,
     whose references are token sequences by construction) tokens against tokens."""
     raws = [p.tgt_raw for p in pairs]
@@ -151,9 +163,8 @@ def bleu_inputs(hypotheses: Sequence[Sequence[str]], pairs: Sequence[Pair]) -> B
     if first is None or any(r is None for r in raws):
         references = [list(p.tgt) for p in pairs]
         return BleuInputs(hypotheses, references, metrics.corpus_bleu, metrics.corpus_chrf, "none")
-    join = detokenize_tgt if first.split_punct else " ".join
     return BleuInputs(
-        hypotheses=[join(h) for h in hypotheses],
+        hypotheses=[join_english(h, first.split_punct, subwords) for h in hypotheses],
         references=[r.text for r in raws if r is not None],
         bleu=partial(metrics.text_bleu, lowercase=first.lowercased),
         chrf=partial(metrics.text_chrf, lowercase=first.lowercased),
@@ -198,7 +209,7 @@ def evaluate_dataset(
         model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size
     )
     references = [list(p.tgt) for p in dataset.pairs]
-    scored = bleu_inputs(hypotheses, dataset.pairs)
+    scored = bleu_inputs(hypotheses, dataset.pairs, tgt_vocab.subwords)
     bleu = scored.bleu(scored.hypotheses, scored.references)
     result: dict = {
         "loss": validation_loss(model, dataset, batch_size, device),

@@ -308,7 +308,8 @@ def data_parallel_step(trainer: Trainer, indices: Sequence[int]) -> tuple[float,
         batch.tgt_in,
         teacher_forcing=trainer.cfg.train.teacher_forcing,
     )
-    loss_sum = sequence_loss(logits, batch.tgt_out, reduction="sum") * weight
+    smoothing = trainer.cfg.train.label_smoothing
+    loss_sum = sequence_loss(logits, batch.tgt_out, "sum", smoothing) * weight
     (global_sum,) = group.sum([loss_sum.item()])
     loss_value = global_sum / tokens
     if not math.isfinite(loss_value):  # every rank sees the same value: all skip together

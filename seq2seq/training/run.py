@@ -11,8 +11,10 @@ from omegaconf import DictConfig
 
 from seq2seq.config.schema import to_plain
 from seq2seq.data.batching import padding_share
+from seq2seq.data.subwords import MODEL_FILE as SUBWORD_MODEL_FILE
 from seq2seq.evaluation.scoring import bleu_description
 from seq2seq.evaluation.summary import METRICS_FILE, RunSummary
+from seq2seq.files import atomic_write_bytes
 from seq2seq.training.distributed import NullLogger, ProcessGroup
 from seq2seq.training.tblog import RunLogger
 from seq2seq.training.trainer import Trainer
@@ -59,6 +61,10 @@ def train(
     log.info("BLEU/chrF (validation and test) score %s", bleu_description(trainer.test_set.pairs))
     log.info("processes: %s", trainer.group.describe())
     log.info("%s", trainer.model.summary())
+    subwords = trainer.corpus.tgt_vocab.subwords
+    if subwords is not None:
+        atomic_write_bytes(run_dir / SUBWORD_MODEL_FILE, subwords.model)
+        log.info("English subwords: %d pieces, model in %s", len(subwords), SUBWORD_MODEL_FILE)
     log.info(
         "corpus: %d train / %d valid / %d test pairs, vocab %d zh / %d en, padding share %.1f%%",
         len(trainer.train_set),

@@ -134,7 +134,7 @@ class Trainer:
             teacher_forcing=self.cfg.train.teacher_forcing,
             keep_weights=guide.active,
         )
-        loss = sequence_loss(logits, batch.tgt_out)
+        loss = sequence_loss(logits, batch.tgt_out, label_smoothing=self.cfg.train.label_smoothing)
         objective = guide.objective(loss, weights, batch)  # `loss` itself when not guiding
         loss_value = loss.item()
         # a non-finite alignment term stops training as a non-finite loss would

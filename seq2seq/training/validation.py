@@ -12,6 +12,7 @@ from omegaconf import DictConfig
 
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.corpus import Pair, tokenize_src
+from seq2seq.data.detokenize import join_english
 from seq2seq.evaluation.extract import extract_attention_weights
 from seq2seq.evaluation.scoring import evaluate_dataset
 from seq2seq.model.checkpoint import load_checkpoint
@@ -103,7 +104,10 @@ def log_samples(trainer: Trainer, logger: RunLogger, step: int) -> None:
     logger.text(
         "samples",
         translations_markdown(
-            [(" ".join(s), " ".join(t)) for s, t in zip(sources, translations, strict=True)]
+            [
+                (" ".join(s), join_english(t, trainer.cfg.data.split_tgt_punct, tgt_vocab.subwords))
+                for s, t in zip(sources, translations, strict=True)
+            ]
         ),
         step,
     )
