@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -33,3 +34,12 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
 def write_json(path: str | Path, data: Any) -> None:
     """Pretty-printed JSON, non-ASCII kept readable, written atomically."""
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, as 64 hex digits."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -18,7 +18,8 @@ from seq2seq.errors import UserError
 from seq2seq.evaluation import scoring
 from seq2seq.evaluation.scoring import bleu_inputs
 from seq2seq.evaluation.summary import RunSummary
-from tests.conftest import REPO
+from seq2seq.model.checkpoint import load_checkpoint
+from tests.conftest import REPO, run_script
 from tests.test_config import compose_config
 from tests.test_loading import small_data
 from tests.test_summary import full_metrics
@@ -186,3 +187,37 @@ def test_a_synthetic_folder_keeps_tokenized_scoring_even_read_as_plain_tsv(tmp_p
         (own / f"{split}.tsv").write_text("我 爱 你\tI love you.\n", encoding="utf-8")
     mine = load_splits({**small_data(own), "synthetic": False, "alignment_column": None})
     assert mine["test"][0].tgt_raw == RawTarget("I love you.")  # a user's corpus: tok:13a
+
+
+def test_a_run_refuses_a_corpus_file_changed_since_training(tmp_path):
+    """evaluate.py re-splits data.path: a changed file would give another test split, so the
+    checkpoint records the file's SHA-256 and evaluation (and resume) refuse a mismatch."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(small_corpus(), encoding="utf-8")
+    run_dir = tmp_path / "run"
+    trained = run_script(
+        "train.py",
+        "data=tatoeba",
+        f"data.path={corpus}",
+        "data.valid_size=8",
+        "data.test_size=8",
+        "model.embed_size=16",
+        "model.hidden_size=16",
+        "train.max_steps=4",
+        "train.eval_every=2",
+        "train.beam_size=1",
+        "device=cpu",
+        f"hydra.run.dir={run_dir}",
+    )
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    assert load_checkpoint(run_dir / "checkpoints" / "best.pt").corpus_sha256 == (
+        hashlib.sha256(corpus.read_bytes()).hexdigest()
+    )
+    assert run_script("evaluate.py", str(run_dir)).returncode == 0
+    metrics = (run_dir / "metrics.json").read_bytes()
+    corpus.write_text(small_corpus(61), encoding="utf-8")  # one more pair: another split
+    changed = run_script("evaluate.py", str(run_dir))
+    assert changed.returncode == 2 and "Traceback" not in changed.stderr
+    assert len(changed.stderr.strip().splitlines()) == 1
+    assert "has changed since this run was trained" in changed.stderr
+    assert (run_dir / "metrics.json").read_bytes() == metrics  # nothing overwritten

@@ -19,19 +19,23 @@ from seq2seq.data.synthetic.generator import CorpusSpec
 from seq2seq.data.synthetic.store import CORPUS_FILE, Outcome, ensure_corpus
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
+from seq2seq.files import file_sha256
 
 DataSettings = Mapping[str, Any]
 
 
 @dataclass
 class Corpus:
-    """The three splits and the vocabularies built from the training split only."""
+    """The three splits and the vocabularies built from the training split only;
+    ``file_sha256`` fingerprints the one file the splits were cut from (``data.path``), so a
+    later evaluation can tell whether re-splitting it still gives the same splits."""
 
     train: list[Pair]
     valid: list[Pair]
     test: list[Pair]
     src_vocab: Vocab
     tgt_vocab: Vocab
+    file_sha256: str | None = None
 
 
 def tsv_format(data: DataSettings) -> TsvFormat:
@@ -99,6 +103,20 @@ def split_single_file(pairs: list[Pair], valid_size: int, test_size: int, seed: 
     return {"train": train, "valid": valid, "test": test}
 
 
+def check_same_file(data: DataSettings, expected_sha256: str | None) -> None:
+    """Raise :class:`UserError` when ``data.path`` no longer holds the bytes a run was trained
+    on (``expected_sha256``): splitting another file would give other splits, silently."""
+    path = data.get("path")
+    if not path or expected_sha256 is None or not Path(path).is_file():
+        return  # nothing recorded (a folder corpus, an older run) or reported by the reader
+    if file_sha256(path) != expected_sha256:
+        raise UserError(
+            f"{path} has changed since this run was trained (its SHA-256 differs), so its "
+            "valid/test split would not be the run's; restore the file, or evaluate a folder "
+            "of train/valid/test.tsv with --data-dir"
+        )
+
+
 def load_splits(data: DataSettings) -> dict[str, list[Pair]]:
     """Read train/valid/test (generating the synthetic corpus first when configured).
 
@@ -142,6 +160,7 @@ def load_corpus(data: DataSettings) -> Corpus:
         **splits,
         src_vocab=Vocab.build((p.src for p in splits["train"]), data["min_freq"]),
         tgt_vocab=Vocab.build((p.tgt for p in splits["train"]), tgt_min_freq, subwords),
+        file_sha256=file_sha256(data["path"]) if data.get("path") else None,
     )
 
 

@@ -46,6 +46,7 @@ class TrainedRun:
     tgt_vocab: Vocab
     config: dict[str, Any]
     max_src_len: int
+    corpus_sha256: str | None = None
 
     @classmethod
     def load(
@@ -65,7 +66,15 @@ class TrainedRun:
         payload = load_checkpoint(path, map_location=device)
         model, src_vocab, tgt_vocab = model_from_checkpoint(payload, device)
         model.eval()
-        return cls(run_dir, model, src_vocab, tgt_vocab, payload.config, payload.max_src_len)
+        return cls(
+            run_dir,
+            model,
+            src_vocab,
+            tgt_vocab,
+            payload.config,
+            payload.max_src_len,
+            payload.corpus_sha256,
+        )
 
     @property
     def split_punct(self) -> bool:

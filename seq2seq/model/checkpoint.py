@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import pickle
 import zipfile
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ class Checkpoint:
     vocab: dict[str, Any]  # {"src": Vocab.to_dict(), "tgt": Vocab.to_dict()}
     config: dict[str, Any]  # the resolved run config, plain data; never resolved again
     max_src_len: int  # the longest training source (tokens): translate's input limit
+    corpus_sha256: str | None = None  # SHA-256 of data.path, when the splits came from one file
 
     def to_dict(self) -> dict[str, Any]:
         """The file's content (shallow: tensors are not copied)."""
@@ -49,12 +50,13 @@ class Checkpoint:
 
     @classmethod
     def from_dict(cls, payload: dict[str, Any]) -> Checkpoint:
-        """The inverse of :meth:`to_dict`; extra keys are ignored."""
-        return cls(**{name: payload[name] for name in REQUIRED_KEYS})
+        """The inverse of :meth:`to_dict`; extra keys are ignored, optional ones (added
+        later, with a default) may be missing."""
+        return cls(**{f.name: payload[f.name] for f in fields(cls) if f.name in payload})
 
 
-# Entries every checkpoint holds.
-REQUIRED_KEYS = tuple(f.name for f in fields(Checkpoint))
+# Entries every checkpoint holds (the fields without a default).
+REQUIRED_KEYS = tuple(f.name for f in fields(Checkpoint) if f.default is MISSING)
 
 
 def save_checkpoint(path: str | Path, checkpoint: Checkpoint) -> None:

@@ -36,6 +36,7 @@ def trainer_checkpoint(trainer: Trainer) -> Checkpoint:
         vocab={"src": corpus.src_vocab.to_dict(), "tgt": corpus.tgt_vocab.to_dict()},
         config=to_plain(trainer.cfg),
         max_src_len=max(len(p.src) for p in corpus.train),
+        corpus_sha256=corpus.file_sha256,
     )
 
 
@@ -65,6 +66,11 @@ def resume(trainer: Trainer, path: Path) -> None:
         or Vocab.from_dict(saved_run.vocab["tgt"]) != trainer.corpus.tgt_vocab
     ):
         raise UserError("cannot resume: the corpus vocabulary differs from the checkpoint's")
+    if saved_run.corpus_sha256 not in (None, trainer.corpus.file_sha256):
+        raise UserError(
+            f"cannot resume: {trainer.cfg.data.path} has changed since the checkpoint was "
+            "written (its SHA-256 differs), so the splits would differ; restore the file"
+        )
     trainer.model.load_state_dict(saved_run.model)
     trainer.optimizer.load_state_dict(saved_run.optimizer)
     trainer.scheduler.load_state_dict(saved_run.scheduler)
