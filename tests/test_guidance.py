@@ -228,3 +228,38 @@ def test_a_tiny_guided_run_logs_the_alignment_loss(tmp_path: Path, toy_corpus: P
 
 def _test_lines(corpus: Path) -> list[str]:
     return (corpus / "test.tsv").read_text(encoding="utf-8").splitlines()
+
+
+def test_possible_only_words_are_guided_with_their_own_weight() -> None:
+    pairs = [
+        # "the" has only a possible link (to its noun 猫); "cats" has a sure one and a
+        # possible one, and stays on its sure link alone
+        Pair(("我", "爱", "猫"), ("I", "love", "the", "cats"), ((0, 0), (1, 1), (2, 3)),
+             ((2, 2), (1, 3))),
+    ]  # fmt: skip
+    plain = gold_distribution(pairs, tgt_steps=5, src_steps=4)
+    assert plain[0, 2].sum() == 0  # by default possible-only words are not guided
+    gold = gold_distribution(pairs, tgt_steps=5, src_steps=4, possible_weight=0.5)
+    torch.testing.assert_close(gold[0, 2], torch.tensor([0.0, 0.0, 0.5, 0.0]))
+    torch.testing.assert_close(gold[0, 3], plain[0, 3])  # the sure row is unchanged
+    torch.testing.assert_close(gold[0, 3], torch.tensor([0.0, 0.0, 1.0, 0.0]))
+    # the loss weighs each guided row by its weight: (1·KL_sure + 0.5·KL_the) / (1 + 0.5)
+    weights = torch.full((1, 5, 4), 0.25)
+    uniform_kl = math.log(4)  # KL(one-hot || uniform over 4)
+    assert alignment_loss(weights, plain).item() == pytest.approx(uniform_kl)
+    exact = plain.clone()
+    exact[0, 2] = torch.tensor([0.0, 0.0, 1.0, 0.0])
+    exact[0, 4] = 0.25  # <eos>: not guided
+    exact[0, :2] = plain[0, :2]
+    exact = torch.where(exact.sum(-1, keepdim=True) > 0, exact, torch.full_like(exact, 0.25))
+    assert alignment_loss(exact, gold).item() == pytest.approx(0.0, abs=1e-9)
+    wrong_the = exact.clone()
+    wrong_the[0, 2] = 0.25
+    expected = 0.5 * uniform_kl / (3 + 0.5)  # three sure rows exact, "the" uniform
+    assert alignment_loss(wrong_the, gold).item() == pytest.approx(expected)
+    assert alignment_loss(wrong_the, plain).item() == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_possible_weight_is_validated() -> None:
+    with pytest.raises(UserError, match="alignment_possible_weight must be in"):
+        validate(load_config(["train.alignment_possible_weight=2"]))

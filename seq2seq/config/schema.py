@@ -155,10 +155,16 @@ class TrainConfig:
         0.0,
         "Guided alignment (supervised attention, Chen et al. 2016): weight of a loss term "
         "pulling each teacher-forced attention row towards its target word's gold distribution "
-        "(uniform over the sure links; possible links, unlinked words and <eos> are not "
-        "guided; multi-head: the head average). 0 = off. Needs attention with weights and a "
+        "(uniform over the sure links; possible-only words: see alignment_possible_weight; "
+        "unlinked words and <eos> are not guided; multi-head: the head average). 0 = off. Needs attention with weights and a "
         "corpus with alignments, else training logs once that there is nothing to guide. "
         "loss/train stays the translation loss; the term is logged as loss/alignment.",
+    )
+    alignment_possible_weight: float = _f(
+        0.0,
+        "Guided alignment of English words whose gold links are all possible (articles, "
+        "copulas): their row is uniform over those links and counts with this weight, "
+        "relative to 1 for a word with sure links (0 = not guided).",
     )
     num_threads: int = _f(
         0, "CPU threads for PyTorch (0 = auto: one; see seq2seq.runtime.set_threads)."
@@ -227,6 +233,10 @@ def validate(cfg: DictConfig | Config) -> None:
     _check(
         0.0 <= t.alignment_weight < float("inf"),
         f"train.alignment_weight must be a finite number >= 0 (0 = off), got {t.alignment_weight}",
+    )
+    _check(
+        0.0 <= t.alignment_possible_weight <= 1.0,
+        f"train.alignment_possible_weight must be in [0, 1], got {t.alignment_possible_weight}",
     )
     _check(
         t.lr_schedule in LR_SCHEDULES,

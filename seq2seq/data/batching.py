@@ -27,9 +27,11 @@ class Batch:
     tgt_mask:    (B, T_t) True = real token
     indices:     (B,)     positions of the pairs in their dataset
     gold:        (B, T_t, T_s) float or None: row ``j`` is target word ``j``'s gold attention,
-                 uniform over its sure source links (possible-only links ignored); all-zero
-                 rows for words without a sure link, for ``<eos>`` and padding. Built only
-                 when asked (guided alignment, ``train.alignment_weight > 0``).
+                 uniform over its sure source links (summing to 1), or over its possible
+                 links when it has no sure one (summing to their weight, 0 by default: then
+                 ignored); all-zero rows for words without a guided link, for ``<eos>`` and
+                 padding. Built only when asked (guided alignment, see
+                 :func:`gold_distribution`).
     """
 
     src: torch.Tensor
@@ -80,7 +82,9 @@ class ParallelDataset(Dataset):
     def src_lengths(self) -> list[int]:
         return [len(ids) for ids in self.src_ids]
 
-    def collate(self, indices: Sequence[int], *, gold: bool = False) -> Batch:
+    def collate(
+        self, indices: Sequence[int], *, gold: bool = False, possible_weight: float = 0.0
+    ) -> Batch:
         """Pad the pairs at ``indices`` into a :class:`Batch`; ``gold=True`` adds
         :attr:`Batch.gold` (the gold attention rows, see :func:`gold_distribution`)."""
         src = [self.src_ids[i] for i in indices]
@@ -100,27 +104,43 @@ class ParallelDataset(Dataset):
             tgt_out=tgt_out,
             tgt_mask=tgt_mask,
             indices=torch.tensor(list(indices)),
-            gold=gold_distribution([self.pairs[i] for i in indices], tgt_out.size(1), src_t.size(1))
+            gold=gold_distribution(
+                [self.pairs[i] for i in indices], tgt_out.size(1), src_t.size(1), possible_weight
+            )
             if gold
             else None,
         )
 
 
-def gold_distribution(pairs: Sequence[Pair], tgt_steps: int, src_steps: int) -> torch.Tensor:
+def gold_distribution(
+    pairs: Sequence[Pair], tgt_steps: int, src_steps: int, possible_weight: float = 0.0
+) -> torch.Tensor:
     """The gold attention of each pair: (B, tgt_steps, src_steps), float32.
 
     Row ``j`` of pair ``b`` is uniform over the source words ``i`` of its sure links ``(i, j)``
-    and sums to 1; a target word without a sure link, the ``<eos>`` step and padding get an
-    all-zero row (nothing to guide). Possible-only links are ignored: they mark what is
-    acceptable, not where the word comes from, and spreading mass onto them would teach the
-    attention to be vague. Pairs with ``alignment=None`` give all-zero rows. Built once per
-    batch from the links (no per-step work); ``tgt_steps``/``src_steps`` include ``<eos>``.
+    and sums to 1. A target word with possible links only (an article to its noun, a copula
+    to its adjective) gets a row uniform over those, summing to ``possible_weight``: its
+    weight in the loss (0, the default: not guided, the row is all zero). A word's possible
+    links are never mixed into its sure row: they mark what is acceptable, not where the
+    word comes from, and spreading mass onto them would teach the attention to be vague.
+    Words without links, the ``<eos>`` step and padding get all-zero rows (nothing to guide),
+    as do pairs with ``alignment=None``. Built once per batch from the links (no per-step
+    work); ``tgt_steps``/``src_steps`` include ``<eos>``.
     """
     gold = torch.zeros(len(pairs), tgt_steps, src_steps)
+    possible = torch.zeros(len(pairs), tgt_steps, src_steps)
     for row, pair in enumerate(pairs):
         for i, j in pair.alignment or ():
             gold[row, j, i] = 1.0
-    return gold / gold.sum(-1, keepdim=True).clamp_min(1.0)
+        if possible_weight > 0 and pair.alignment is not None:
+            for i, j in pair.possible:
+                possible[row, j, i] = 1.0
+    gold = gold / gold.sum(-1, keepdim=True).clamp_min(1.0)
+    if possible_weight > 0:
+        possible_only = (gold.sum(-1, keepdim=True) == 0).float()
+        possible = possible * possible_only
+        gold = gold + possible_weight * possible / possible.sum(-1, keepdim=True).clamp_min(1.0)
+    return gold
 
 
 def _pad(sequences: Sequence[Sequence[int]], length: int, pad_id: int) -> torch.Tensor:

@@ -5,12 +5,15 @@ add to the translation loss a term that compares each teacher-forced attention r
 gold alignment of its target word; OpenNMT's ``guided_alignment`` is the same idea. Here:
 
 * the gold row of target word ``j`` is uniform over the source words of its *sure* links
-  (:func:`seq2seq.data.batching.gold_distribution`); possible-only links are ignored, and so
-  are words without a sure link, the ``<eos>`` step and padding (their gold rows are zero);
-* the term is the KL divergence ``KL(gold_j || α_j) = Σ_i g_ij (log g_ij - log α_ij)``,
-  i.e. the cross-entropy minus the gold row's entropy, so it is exactly 0 when the attention
-  equals the gold distribution and positive otherwise; averaged over the guided words of the
-  batch (each word counts once, whatever its sentence's length);
+  (:func:`seq2seq.data.batching.gold_distribution`); a word whose links are all *possible*
+  (an article, a copula) is guided toward those with ``train.alignment_possible_weight``
+  (default 0: ignored); words without links, the ``<eos>`` step and padding are not guided
+  (their gold rows are zero);
+* the term is the KL divergence ``KL(gold_j || α_j) = Σ_i g_ij (log g_ij - log α_ij)``
+  (``g_j`` the gold row normalised to sum 1), i.e. the cross-entropy minus the gold row's
+  entropy, so it is exactly 0 when the attention equals the gold distribution and positive
+  otherwise; averaged over the guided words of the batch, each word weighted by its row's
+  weight (1 for a sure word; each counts once, whatever its sentence's length);
 * multi-head attention is guided through the average over heads (the heads stay free to
   split the work, as long as together they point at the gold words);
 * the objective is ``translation loss + train.alignment_weight × term``; ``loss/train`` keeps
@@ -40,19 +43,22 @@ _TINY = 1e-12
 
 
 def alignment_loss(weights: Tensor, gold: Tensor) -> Tensor:
-    """Mean KL divergence from the gold rows to the attention rows, over guided rows.
+    """Weighted mean KL divergence from the gold rows to the attention rows, over guided rows.
 
     weights (B, heads, T_t, T_s) or (B, T_t, T_s): attention (rows sum to 1 over real
-    positions); gold (B, T_t, T_s): gold rows summing to 1, or all-zero rows to skip.
-    -> a scalar tensor; 0 when no row is guided (still part of the graph).
+    positions); gold (B, T_t, T_s): gold rows, each summing to its weight (1 for a sure
+    word), or all-zero rows to skip. -> a scalar tensor: ``Σ_j w_j KL(g_j/w_j || α_j) / Σ_j
+    w_j``; 0 when no row is guided (still part of the graph).
     """
     if weights.dim() == 4:
         weights = weights.mean(1)  # (B, T_t, T_s): the heads together
     gold = gold.to(weights.dtype)
-    guided = gold.sum(-1) > 0  # (B, T_t)
-    log_ratio = torch.log(gold.clamp_min(_TINY)) - torch.log(weights.clamp_min(_TINY))
-    divergence = torch.where(gold > 0, gold * log_ratio, torch.zeros_like(gold)).sum(-1)
-    return (divergence * guided).sum() / guided.sum().clamp_min(1)
+    row_weight = gold.sum(-1, keepdim=True)  # (B, T_t, 1)
+    target = gold / row_weight.clamp_min(_TINY)  # rows summing to 1 (or all zero)
+    log_ratio = torch.log(target.clamp_min(_TINY)) - torch.log(weights.clamp_min(_TINY))
+    divergence = torch.where(gold > 0, target * log_ratio, torch.zeros_like(gold)).sum(-1)
+    row_weight = row_weight.squeeze(-1)
+    return (divergence * row_weight).sum() / row_weight.sum().clamp_min(1e-6)
 
 
 def _has_sure_links(pairs: Sequence[Pair]) -> bool:
@@ -67,8 +73,15 @@ class AlignmentGuide:
     the last two cases it logs once why. :attr:`last_loss` holds the latest term's value.
     """
 
-    def __init__(self, weight: float, attention_has_weights: bool, pairs: Sequence[Pair]):
+    def __init__(
+        self,
+        weight: float,
+        attention_has_weights: bool,
+        pairs: Sequence[Pair],
+        possible_weight: float = 0.0,
+    ):
         self.weight = weight
+        self.possible_weight = possible_weight
         self.active = False
         self.last_loss: float | None = None
         if weight <= 0:

@@ -124,7 +124,9 @@ class Trainer:
         if self.ddp_model is not None:
             return data_parallel_step(self, indices)
         guide = self.guide
-        batch = self.train_set.collate(indices, gold=guide.active).to(self.device)
+        batch = self.train_set.collate(
+            indices, gold=guide.active, possible_weight=guide.possible_weight
+        ).to(self.device)
         self.model.train()
         logits, weights = self.model(
             batch.src,
@@ -152,8 +154,12 @@ class Trainer:
     def guide(self) -> AlignmentGuide:
         """Guided alignment (``train.alignment_weight``), built on first use; see
         :mod:`seq2seq.training.guidance`."""
+        train = self.cfg.train
         return AlignmentGuide(
-            self.cfg.train.alignment_weight, self.model.attention.has_weights, self.train_set.pairs
+            train.alignment_weight,
+            self.model.attention.has_weights,
+            self.train_set.pairs,
+            train.alignment_possible_weight,
         )
 
     @property
