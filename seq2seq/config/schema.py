@@ -156,8 +156,9 @@ class TrainConfig:
         "Guided alignment (supervised attention, Chen et al. 2016): weight of a loss term "
         "pulling each teacher-forced attention row towards its target word's gold distribution "
         "(uniform over the sure links; possible-only words: see alignment_possible_weight; "
-        "unlinked words and <eos> are not guided; multi-head: the head average). 0 = off. Needs attention with weights and a "
-        "corpus with alignments, else training logs once that there is nothing to guide. "
+        "unlinked words and <eos> are not guided; multi-head: the head average). 0 = off. "
+        "Needs attention with weights and a corpus with alignments, else training logs once "
+        "that there is nothing to guide. "
         "loss/train stays the translation loss; the term is logged as loss/alignment.",
     )
     alignment_possible_weight: float = _f(

@@ -36,7 +36,7 @@ def bleu_by_length_figure(comparison: Comparison) -> Figure:
         return plot_message("no run has BLEU by length", title="BLEU by source length")
     return plot_lines(
         series,
-        xlabel="source sentence length (words)",
+        xlabel="source sentence length (tokens: words, or characters)",
         ylabel="test BLEU",
         title="BLEU by source length (mean ± sd over seeds)",
         categories=comparison.buckets,

@@ -75,7 +75,8 @@ def render_markdown(comparison: Comparison) -> str:
         "",
         "## Test BLEU by source length",
         "",
-        "Source length in words; mean over seeds"
+        "Source length in tokens (words; characters where Chinese is read per character, "
+        "as in Tatoeba); mean over seeds"
         + ("; test sentences per bucket in brackets." if comparison.bucket_sizes else "."),
         "",
         *length_table_lines(comparison),
