@@ -128,19 +128,19 @@ def gold_distribution(
     work); ``tgt_steps``/``src_steps`` include ``<eos>``.
     """
     gold = torch.zeros(len(pairs), tgt_steps, src_steps)
-    possible = torch.zeros(len(pairs), tgt_steps, src_steps)
     for row, pair in enumerate(pairs):
         for i, j in pair.alignment or ():
             gold[row, j, i] = 1.0
-        if possible_weight > 0 and pair.alignment is not None:
+    gold = gold / gold.sum(-1, keepdim=True).clamp_min(1.0)
+    if possible_weight <= 0:
+        return gold
+    possible = torch.zeros_like(gold)
+    for row, pair in enumerate(pairs):
+        if pair.alignment is not None:
             for i, j in pair.possible:
                 possible[row, j, i] = 1.0
-    gold = gold / gold.sum(-1, keepdim=True).clamp_min(1.0)
-    if possible_weight > 0:
-        possible_only = (gold.sum(-1, keepdim=True) == 0).float()
-        possible = possible * possible_only
-        gold = gold + possible_weight * possible / possible.sum(-1, keepdim=True).clamp_min(1.0)
-    return gold
+    possible = possible * (gold.sum(-1, keepdim=True) == 0)  # words without a sure link only
+    return gold + possible_weight * possible / possible.sum(-1, keepdim=True).clamp_min(1.0)
 
 
 def _pad(sequences: Sequence[Sequence[int]], length: int, pad_id: int) -> torch.Tensor:
