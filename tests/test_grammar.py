@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from seq2seq.data.corpus import Pair, parse_alignment
 from seq2seq.data.synthetic.grammar import Grammar
-from seq2seq.data.synthetic.lexicon import DEFAULT_GRAMMAR
+from seq2seq.data.synthetic.grammar_file import DEFAULT_GRAMMAR
 from seq2seq.data.synthetic.phrase import Phrase, arrange
 from seq2seq.errors import UserError
 
@@ -113,6 +113,98 @@ def test_a_learner_can_add_a_word(tmp_path: Path) -> None:
 def test_inconsistent_grammar_names_the_problem(tmp_path: Path, edit, reason: str) -> None:
     with pytest.raises(UserError, match=reason):
         Grammar.load(_edited(tmp_path, edit))
+
+
+def _set(*path, value=None, drop: bool = False):
+    """An edit that sets (or deletes) the value at ``path`` in the grammar document."""
+
+    def edit(data: dict) -> None:
+        *parents, last = path
+        for key in parents:
+            data = data[key]
+        if drop:
+            del data[last]
+        else:
+            data[last] = value
+
+    return edit
+
+
+NOUN3 = ("lexicon", "nouns", 3)
+SCHEMA_ERRORS = [
+    # the schema: unknown and missing keys, types, choices, list lengths, one word
+    (_set(*NOUN3, "mesure", value="个"),
+     "lexicon.nouns[3] has unknown keys ['mesure']; use zh, en, kind, measure, plural"),
+    (_set(*NOUN3, "kind", drop=True), "lexicon.nouns[3] has no 'kind'"),
+    (_set(*NOUN3, "zh", value="老 师"), "lexicon.nouns[3].zh must be a single word, found '老 师'"),
+    (_set(*NOUN3, "en", value=7), "lexicon.nouns[3].en must be a non-empty string, found 7"),
+    (_set("lexicon", "names", value=[]), "lexicon.names must be a non-empty list, found []"),
+    (_set("lexicon", "pronouns", 0, "person", value=4),
+     "lexicon.pronouns[0].person must be one of 1, 2, 3, found 4"),
+    (_set("lexicon", "pronouns", 0, "plural", value="yes"),
+     "lexicon.pronouns[0].plural must be true or false, found 'yes'"),
+    (_set("lexicon", "times", 0, "tense", value="later"),
+     "lexicon.times[0].tense must be one of present, past, future, found 'later'"),
+    (_set("lexicon", "transitive_verbs", 0, "forms", value=["love", "loves"]),
+     "lexicon.transitive_verbs[0].forms must list 3 values, found 2"),
+    (_set("lexicon", "numbers", 0, "value", value=1.5),
+     "lexicon.numbers[0].value must be a whole number, found 1.5"),
+    (_set("sampling", "tenses", "later", value=1),
+     "sampling.tenses key must be one of present, past, future, found 'later'"),
+    (_set("sampling", "negation_rate", value="often"),
+     "sampling.negation_rate must be a number, found 'often'"),
+    (_set("function_words", "copula", drop=True), "function_words has no 'copula'"),
+    (_set("word_order", "statement", "zh", value="subject verb"),
+     "word_order.statement.zh must be a non-empty list, found 'subject verb'"),
+    # each record's own checks
+    (_set("lexicon", "numbers", 0, "value", value=0),
+     "lexicon.numbers[0].value must be at least 1, found 0"),
+    (_set("connectives", 1, "align", value="0-0 0-1"),
+     "connectives[1].align must link every Chinese word"),
+    (_set("connectives", 0, "weight", value=-1),
+     "connectives[0].weight must be a number at least 0, found -1.0"),
+    (_set("sampling", "optional", "time", value=1.5),
+     "sampling.optional.time must be a number between 0 and 1, found 1.5"),
+    (_set("sampling", "clause_kinds", "copula", value=-1),
+     "sampling.clause_kinds.copula must be a number at least 0, found -1.0"),
+    (_set("sampling", "tenses", value={"past": 0}),
+     "sampling.tenses needs at least one positive weight"),
+    (_set("function_words", "negation", "en", drop=True),
+     "function_words.negation needs an 'en' translation"),
+    # checks across the file
+    (_set("lexicon", "transitive_verbs", 0, "objects", value=["person", "ghost"]),
+     "爱 uses unknown noun kinds ['ghost']; known: animal, drink, film, food, item, music, "
+     "person, place, subject, text, vehicle"),
+    (_set("lexicon", "times", value=[{"zh": "昨天", "en": "yesterday", "tense": "past"}]),
+     "lexicon.times needs a past, a present and a future time word"),
+    (_set("lexicon", "places", 7, "en", value="the"), "学校's translation 'the' has only articles"),
+    (_set("sampling", "object_forms", value={"relative": 1}),
+     "sampling.object_forms gives no noun-phrase form for place"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("edit", "message"), SCHEMA_ERRORS, ids=[m for _, m in SCHEMA_ERRORS])
+def test_a_broken_grammar_file_stops_with_one_line_naming_the_field(
+    tmp_path: Path, edit, message: str
+) -> None:
+    path = _edited(tmp_path, edit)
+    with pytest.raises(UserError) as err:
+        Grammar.load(path)
+    assert str(err.value) == f"grammar file {path}: {message}"
+
+
+def test_the_file_reads_into_typed_records(grammar: Grammar) -> None:
+    lex = grammar.lexicon
+    book = next(n for n in lex.nouns if n.zh == "书")
+    assert (book.en, book.plural, book.measure, book.kind) == (("book",), ("books",), "本", "text")
+    tea = next(n for n in lex.nouns if n.zh == "茶")
+    assert tea.mass and tea.plural == ("teas",)
+    take_care = next(v for v in lex.transitive_verbs if v.zh == "照顾")
+    assert take_care.forms[2] == ("took", "care", "of") and "person" in take_care.objects
+    assert grammar.file.function_words["modifier"].aligned is False
+    assert grammar.file.english_function_words.do == ("do", "does", "did")
+    assert grammar.file.connectives[1].phrase == grammar.connective("， 然后")
+    assert grammar.file.sampling.tenses == {"present": 3.0, "past": 4.0, "future": 2.0}
 
 
 # --------------------------------------------------------------------------- phrases
@@ -315,15 +407,11 @@ def _targets(p: Pair, i: int) -> list[str]:
     return [p.tgt[j] for s, j in p.alignment or () if s == i]
 
 
-def test_samples_have_the_requested_length(grammar: Grammar) -> None:
+def test_samples_have_exactly_the_requested_length(grammar: Grammar) -> None:
     rng = random.Random(3)
-    short = 0
     for _ in range(600):
         n = rng.randint(3, 60)
-        p = grammar.sample_pair(rng, n)
-        assert n - 3 <= len(p.src) <= n
-        short += len(p.src) < n
-    assert short <= 6
+        assert len(grammar.sample_pair(rng, n).src) == n
 
 
 def test_sample_alignments_are_in_range_and_sorted(samples: list[Pair]) -> None:
@@ -376,7 +464,7 @@ def test_function_words_align_as_designed(samples: list[Pair]) -> None:
 def test_english_is_lowercase_except_i_and_proper_nouns(grammar: Grammar, samples) -> None:
     lex = grammar.lexicon
     proper = {w for entry in (*lex.names, *lex.places) for w in entry.en}
-    proper |= {w for noun in lex.nouns for w in noun.singular}
+    proper |= {w for noun in lex.nouns for w in noun.en}
     capitalised = {w for p in samples for w in p.tgt if w[0].isupper()}
     assert capitalised <= {"I"} | {w for w in proper if w[0].isupper()}
     assert {"I", "China", "Beijing"} <= capitalised
@@ -399,19 +487,21 @@ def test_samples_cover_the_constructions(samples: list[Pair]) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), length=st.integers(2, 80))
+@given(seed=st.integers(0, 2**32 - 1), length=st.integers(3, 80), width=st.integers(0, 9))
 def test_any_seed_and_length_gives_a_consistent_pair(
-    grammar: Grammar, seed: int, length: int
+    grammar: Grammar, seed: int, length: int, width: int
 ) -> None:
-    p = grammar.sample_pair(random.Random(seed), length)
-    assert len(p.src) <= length
+    p = grammar.sample_pair(random.Random(seed), length, length + width)
+    assert length <= len(p.src) <= length + width
     assert all(0 <= i < len(p.src) and 0 <= j < len(p.tgt) for i, j in p.alignment or ())
-    assert p == grammar.sample_pair(random.Random(seed), length)
+    assert p == grammar.sample_pair(random.Random(seed), length, length + width)
 
 
-def test_too_short_a_request_is_rejected(grammar: Grammar) -> None:
-    with pytest.raises(ValueError, match="at least"):
-        grammar.sample_pair(random.Random(0), 1)
+@pytest.mark.parametrize(("low", "high", "reason"), [(1, 1, "no sentence of 1 tokens"),
+                                                      (5, 4, "low <= high")])  # fmt: skip
+def test_an_impossible_request_is_rejected(grammar: Grammar, low, high, reason) -> None:
+    with pytest.raises(ValueError, match=reason):
+        grammar.sample_pair(random.Random(0), low, high)
 
 
 # --------------------------------------------------------------------------- possible links

@@ -1,22 +1,29 @@
-"""Properties of sampled English: no stutter, and time phrases that attach to their own clause.
+"""The sampler: lengths by rejection, and sampled English that reads right.
 
 An outside review found "... the song that Lili loved last week last week" in the corpus:
-a relative clause's time phrase followed by the main clause's. These tests read many
+a relative clause's time phrase followed by the main clause's. The first tests read many
 sampled sentences the way an English reader would and check each time phrase attaches
 to the verb the gold alignment says it belongs to.
+
+Sentences are drawn clause by clause and kept when they have the requested length; the
+last tests check lengths, determinism, and that the file's weights decide what is drawn.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seq2seq.data.corpus import Pair
+from seq2seq.data.synthetic import sampler
 from seq2seq.data.synthetic.grammar import Grammar
+from seq2seq.data.synthetic.grammar_file import DEFAULT_GRAMMAR
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +76,7 @@ def time_attachments(pair: Pair, grammar: Grammar) -> list[tuple[int, int | None
     the last predicate before it in the same clause; one that opens the clause belongs to
     the clause as a whole. Clauses are split at connectives.
     """
-    de = grammar.lexicon.function_words["modifier"].zh
+    de = grammar.file.function_words["modifier"].zh
     category = [grammar.categories.get(word, "") for word in pair.src]
     following = [*pair.src[1:], ""]
     predicate = [
@@ -148,3 +155,78 @@ def test_a_main_clause_time_is_not_left_after_a_relative_clause(grammar: Grammar
         "我", "读", grammar.relative("书", "你", "买", time="昨天"), tense="past", time="昨天"
     ).to_pair()
     assert " ".join(both.tgt) == "yesterday I read the book that you bought yesterday"
+
+
+# --------------------------------------------------------------------------- rejection sampling
+
+
+def test_lengths_are_exact_or_in_the_requested_range(grammar: Grammar) -> None:
+    rng = random.Random(5)
+    for n in range(3, 61):
+        assert len(grammar.sample_pair(rng, n).src) == n
+    for low, high in [(3, 10), (11, 20), (41, 50), (60, 80)]:
+        lengths = [len(grammar.sample_pair(rng, low, high).src) for _ in range(60)]
+        assert all(low <= n <= high for n in lengths), lengths
+        assert len(set(lengths)) >= 4, lengths  # spread over the range, not one length
+
+
+@pytest.mark.parametrize("gap", [1, 12])
+def test_min_gap_changes_no_length(grammar: Grammar, monkeypatch, gap: int) -> None:
+    """MIN_GAP is a speed setting: no table that must agree with the builders."""
+    monkeypatch.setattr(sampler, "MIN_GAP", gap)
+    rng = random.Random(gap)
+    for n in (3, 4, 7, 19, 33, 50):
+        assert len(grammar.sample_pair(rng, n).src) == n
+
+
+def test_sampling_is_deterministic_by_seed_only(grammar: Grammar) -> None:
+    lengths = (3, 17, 45)
+
+    def draw(seed: int) -> list[Pair]:
+        rng = random.Random(seed)
+        return [grammar.sample_pair(rng, n) for n in lengths]
+
+    first = draw(9)
+    other = random.Random(1)
+    for _ in range(20):  # draws in between change nothing: no state outside the rng
+        grammar.sample_pair(other, 30)
+    assert draw(9) == first
+    assert draw(10) != first
+
+
+def test_a_question_comes_last_after_a_connective_that_may_introduce_it(
+    grammar: Grammar, long_samples: list[Pair]
+) -> None:
+    before_question = {" ".join(c.zh) for c in grammar.file.connectives if c.before_question}
+    questions = 0
+    for pair in long_samples:
+        src = pair.src
+        assert "？" not in src[:-1] and "吗" not in src[:-2], " ".join(src)
+        if src[-1] != "？" or "，" not in src:
+            continue
+        questions += 1
+        k = len(src) - 1 - src[::-1].index("，")
+        after = src[k + 1]
+        join = f"， {after}" if grammar.categories.get(after) == "connective" else "，"
+        assert join in before_question, " ".join(src)
+    assert questions >= 300  # question_rate 0.15 of 3000
+
+
+def _edited(tmp_path: Path, **sampling) -> Grammar:
+    data = yaml.safe_load(DEFAULT_GRAMMAR.read_text(encoding="utf-8"))
+    data["sampling"].update(sampling)
+    path = tmp_path / "grammar.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    return Grammar.load(path)
+
+
+def test_the_sampling_weights_decide_what_is_drawn(tmp_path: Path) -> None:
+    copula_questions = _edited(tmp_path, question_rate=1, clause_kinds={"copula": 1})
+    rng = random.Random(2)
+    for n in (5, 12, 30):
+        src = copula_questions.sample_pair(rng, n).src
+        assert src[-2:] == ("吗", "？") and src.count("是") == 1 + src.count("，"), src
+    statements = _edited(tmp_path, question_rate=0, negation_rate=0)
+    for n in (4, 20, 44):
+        src = statements.sample_pair(rng, n).src
+        assert not {"吗", "不", "没"} & set(src), src

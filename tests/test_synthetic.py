@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -24,6 +26,14 @@ from seq2seq.data.synthetic.generator import (
     write_splits,
 )
 from seq2seq.data.synthetic.grammar import Grammar
+from seq2seq.data.synthetic.store import (
+    CORPUS_FILE,
+    GENERATOR,
+    Outcome,
+    corpus_identity,
+    ensure_corpus,
+)
+from seq2seq.errors import UserError
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = CorpusSpec(seed=5, train_size=400, valid_size=60, test_size=50)
@@ -85,6 +95,13 @@ def test_short_max_len_drops_empty_buckets(grammar: Grammar) -> None:
     assert max(len(p.src) for p in test) <= 25
 
 
+def test_the_test_split_is_stratified_and_train_spans_the_lengths(small) -> None:
+    test = Counter(length_bucket(len(p.src), SMALL.bucket_edges) for p in small["test"])
+    assert test == {label: 10 for label in ("1-10", "11-20", "21-30", "31-40", "41+")}
+    train = {len(p.src) for p in small["train"]}
+    assert min(train) == SMALL.min_len and max(train) == SMALL.max_len and len(train) >= 45
+
+
 def test_too_small_a_test_split_is_rejected(grammar: Grammar) -> None:
     with pytest.raises(ValueError, match="test_size"):
         generate_splits(CorpusSpec(train_size=10, valid_size=0, test_size=4), grammar)
@@ -105,6 +122,19 @@ def test_bad_spec_is_rejected(bad: dict) -> None:
 
 
 # --------------------------------------------------------------------------- determinism
+
+
+def test_a_folder_of_the_previous_generator_is_refused(tmp_path: Path) -> None:
+    """Same spec and grammar, older generator: its corpus differs, so it is not reused."""
+    spec = CorpusSpec(seed=2, train_size=30, valid_size=5, test_size=5)
+    folder = tmp_path / "c"
+    assert ensure_corpus(folder, spec) is Outcome.GENERATED
+    identity = json.loads((folder / CORPUS_FILE).read_text(encoding="utf-8"))
+    assert identity == corpus_identity(spec) and identity["generator"] == GENERATOR
+    identity["generator"] = "seq2seq.data.synthetic"  # the exact-length planner's corpora
+    (folder / CORPUS_FILE).write_text(json.dumps(identity), encoding="utf-8")
+    with pytest.raises(UserError, match=re.escape("generator seq2seq.data.synthetic there")):
+        ensure_corpus(folder, spec)
 
 
 def test_same_seed_writes_identical_files(tmp_path: Path, grammar: Grammar) -> None:

@@ -6,11 +6,12 @@ order comes from ``word_order`` in ``data/grammar.yaml``.
 
 from __future__ import annotations
 
-from seq2seq.data.synthetic.checks import check_mood, lookup
-from seq2seq.data.synthetic.entries import Verb
+from seq2seq.data.synthetic.grammar_file import TENSES, Verb
 from seq2seq.data.synthetic.nounphrases import NounPhrases
 from seq2seq.data.synthetic.phrase import CrossLink, NounPhrase, Phrase
-from seq2seq.data.synthetic.words import Words
+from seq2seq.data.synthetic.words import Words, lookup
+
+_NO_PARTS = dict.fromkeys(("time", "companion", "place", "object"), Phrase())
 
 
 class Clauses:
@@ -89,7 +90,7 @@ class Clauses:
         maybe: tuple[CrossLink, ...] = ()
         if tense == "future":  # "be" possibly linked to the adjective
             aux = w.future(negated)
-            verb = w.with_article(degree + head, len(degree.zh), w.en.be)
+            verb = w.with_article(degree + head, len(degree.zh), w.en.copula_infinitive)
         else:  # the copula possibly linked to the adjective
             copula = w.copula(subj, tense)
             aux = w.negated("negation", copula, False) if negated else Phrase((), (copula,))
@@ -99,10 +100,8 @@ class Clauses:
             "subject": subj.as_subject,
             "time": w.time(time, tense),
             "aux": aux,
-            "companion": Phrase(),
             "place": w.place(place),
             "verb": verb,
-            "object": Phrase(),
         }
         return self._finish(parts, question, (), cross_possible=maybe)
 
@@ -124,21 +123,14 @@ class Clauses:
         aux = w.negated("negation", copula, False) if negated else Phrase((), (copula,))
         modifier = w.modifier(adjective)
         if subj.plural or entry.mass:
-            complement = modifier + w.word(noun, entry.plural if subj.plural else entry.singular)
+            complement = modifier + w.word(noun, entry.plural if subj.plural else entry.en)
         else:
-            rest = modifier + w.word(noun, entry.singular)
-            article = w.en.an if rest.en[0][0].lower() in "aeiou" else w.en.a
+            rest = modifier + w.word(noun, entry.en)
+            an, a = w.en.indefinite_article_vowel, w.en.indefinite_article
+            article = an if rest.en[0][0].lower() in "aeiou" else a
             complement = w.with_article(rest, len(rest.zh) - 1, article)
-        parts = {
-            "subject": subj.as_subject,
-            "time": Phrase(),
-            "aux": aux,
-            "companion": Phrase(),
-            "place": Phrase(),
-            "verb": w.marker("copula"),
-            "object": complement,
-        }
-        return self._finish(parts, question, (("verb", 0, "aux", 0),))
+        parts = {"subject": subj.as_subject, "aux": aux, "verb": w.marker("copula")}
+        return self._finish({**parts, "object": complement}, question, (("verb", 0, "aux", 0),))
 
     def _finish(
         self,
@@ -148,9 +140,10 @@ class Clauses:
         time_first: bool = False,
         cross_possible: tuple[CrossLink, ...] = (),
     ) -> Phrase:
-        """Arrange the parts as a statement, or as a question ending in 吗 ？ -> ?;
-        ``time_first`` opens the English clause with its time phrase."""
+        """Arrange the parts (those left out are empty) as a statement, or as a question
+        ending in 吗 ？ -> ?; ``time_first`` opens the English clause with its time phrase."""
         w = self.words
+        parts = {**_NO_PARTS, **parts}
         suffix = "_time_first" if time_first else ""
         if not question:
             return w.arrange("statement" + suffix, parts, cross, cross_possible)
@@ -161,7 +154,15 @@ class Clauses:
 
     def connective(self, zh: str) -> Phrase:
         """A connective by its Chinese text, e.g. ``"， 然后"`` -> ``, and then``."""
-        return lookup(self.words.connectives, zh, "connective").phrase
+        return lookup(self.words.connectives, zh, "connective")
+
+
+def check_mood(tense: str, negated: bool, question: bool) -> None:
+    """Reject a tense the grammar does not know, and negated questions."""
+    if tense not in TENSES:
+        raise ValueError(f"tense must be one of {', '.join(TENSES)}, got {tense!r}")
+    if negated and question:
+        raise ValueError("negated questions are not part of the grammar")
 
 
 def verb_group(
@@ -170,7 +171,8 @@ def verb_group(
     """The auxiliary part and the verb part of a verb clause, plus any link between them
     (agreement, do-support, tense: 吃 了 -> ate, 没 吃 -> did not eat, 会 吃 -> will eat)."""
     do, does, did = w.en.do
-    base = w.word(verb.zh, verb.base)
+    base_en, third_en, past_en = verb.forms
+    base = w.word(verb.zh, base_en)
     if tense == "future":
         return w.future(negated), base, ()
     if tense == "past":
@@ -182,11 +184,11 @@ def verb_group(
                 base + w.marker("perfective"),
                 (("verb", 1, "aux", 0),),
             )
-        past = w.word(verb.zh, verb.past) + w.marker("perfective")
+        past = w.word(verb.zh, past_en) + w.marker("perfective")
         return Phrase(), Phrase(past.zh, past.en, (*past.links, (1, 0))), ()
     auxiliary = does if third_singular else do
     if negated:
         return w.negated("negation", auxiliary, True), base, ()
     if question:  # do-support: possibly linked to the verb (cross_possible in clause)
         return Phrase((), (auxiliary,)), base, ()
-    return Phrase(), w.word(verb.zh, verb.third if third_singular else verb.base), ()
+    return Phrase(), (w.word(verb.zh, third_en) if third_singular else base), ()

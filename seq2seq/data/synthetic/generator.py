@@ -73,12 +73,12 @@ def length_buckets(min_len: int, max_len: int, edges: Sequence[int]) -> list[Buc
 def generate_splits(spec: CorpusSpec, grammar: Grammar | None = None) -> dict[str, list[Pair]]:
     """Draw ``{"train", "valid", "test"}`` from the grammar (the default one when ``None``).
 
-    Raises ``ValueError`` when the test split cannot put at least one pair in each bucket,
-    or when the grammar cannot produce enough distinct sentences.
+    Train and valid pairs draw a length uniformly from ``[min_len, max_len]`` and a sentence
+    of exactly that length; test pairs a sentence anywhere in their bucket. Raises
+    ``ValueError`` when the test split cannot put at least one pair in each bucket, or when
+    the grammar cannot produce enough distinct sentences (or sentences that short).
     """
     grammar = grammar or Grammar.load()
-    if spec.min_len < grammar.min_clause_len:
-        raise ValueError(f"min_len must be at least {grammar.min_clause_len} for this grammar")
     buckets = length_buckets(spec.min_len, spec.max_len, spec.bucket_edges)
     if spec.test_size < len(buckets):
         raise ValueError(
@@ -88,13 +88,28 @@ def generate_splits(spec: CorpusSpec, grammar: Grammar | None = None) -> dict[st
     master = random.Random(spec.seed)
     streams = {split: random.Random(master.getrandbits(64)) for split in SPLITS}
     seen = {RUNNING_EXAMPLE.src}
-    draw = _Drawer(grammar, seen)
-    uniform = Bucket("all", spec.min_len, spec.max_len)
-    train = [RUNNING_EXAMPLE, *draw(streams["train"], uniform, spec.train_size - 1)]
-    valid = draw(streams["valid"], uniform, spec.valid_size)
+
+    def draw(rng: random.Random, low: int, high: int) -> Pair:
+        """A pair of ``low..high`` source tokens whose source is not ``seen`` yet."""
+        for _ in range(MAX_ATTEMPTS):
+            pair = grammar.sample_pair(rng, low, high)
+            if pair.src not in seen:
+                seen.add(pair.src)
+                return pair
+        raise ValueError(
+            f"could not draw a new sentence of {low}-{high} tokens in {MAX_ATTEMPTS} tries; "
+            "the grammar is too small for the requested corpus size"
+        )
+
+    def uniform(rng: random.Random) -> Pair:
+        length = rng.randint(spec.min_len, spec.max_len)
+        return draw(rng, length, length)
+
+    train = [RUNNING_EXAMPLE, *(uniform(streams["train"]) for _ in range(spec.train_size - 1))]
+    valid = [uniform(streams["valid"]) for _ in range(spec.valid_size)]
     test = []
     for bucket, size in zip(buckets, _shares(spec.test_size, len(buckets)), strict=True):
-        test.extend(draw(streams["test"], bucket, size))
+        test.extend(draw(streams["test"], bucket.low, bucket.high) for _ in range(size))
     return {"train": train, "valid": valid, "test": test}
 
 
@@ -102,29 +117,6 @@ def _shares(total: int, parts: int) -> list[int]:
     """``total`` split into ``parts`` near-equal sizes, the larger ones first."""
     base, extra = divmod(total, parts)
     return [base + (k < extra) for k in range(parts)]
-
-
-@dataclass
-class _Drawer:
-    """Draws pairs with source lengths in a bucket, never repeating a source in ``seen``."""
-
-    grammar: Grammar
-    seen: set[tuple[str, ...]]
-
-    def __call__(self, rng: random.Random, bucket: Bucket, count: int) -> list[Pair]:
-        return [self._one(rng, bucket) for _ in range(count)]
-
-    def _one(self, rng: random.Random, bucket: Bucket) -> Pair:
-        target = rng.randint(bucket.low, bucket.high)
-        for _ in range(MAX_ATTEMPTS):
-            pair = self.grammar.sample_pair(rng, target)
-            if bucket.low <= len(pair.src) <= bucket.high and pair.src not in self.seen:
-                self.seen.add(pair.src)
-                return pair
-        raise ValueError(
-            f"could not draw a new sentence of {target} tokens in {MAX_ATTEMPTS} tries; "
-            "the grammar is too small for the requested corpus size"
-        )
 
 
 def write_splits(splits: Mapping[str, Sequence[Pair]], directory: str | Path) -> None:

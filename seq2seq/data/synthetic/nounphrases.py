@@ -7,10 +7,9 @@ around them.
 
 from __future__ import annotations
 
-from seq2seq.data.synthetic.checks import lookup
-from seq2seq.data.synthetic.entries import Noun
+from seq2seq.data.synthetic.grammar_file import Noun
 from seq2seq.data.synthetic.phrase import CrossLink, NounPhrase, Phrase
-from seq2seq.data.synthetic.words import Words
+from seq2seq.data.synthetic.words import Words, lookup
 
 #: Possible links in a relative clause: the article to the head noun, "that" / "who" to 的.
 _ARTICLE_AND_RELATIVE: tuple[CrossLink, ...] = (
@@ -41,7 +40,7 @@ class NounPhrases:
             phrase = w.word(zh, entry.en)
             return NounPhrase(phrase, phrase, head=zh)
         noun = lookup(w.nouns, zh, "noun, pronoun, name or place")
-        singular = w.word(zh, noun.singular)
+        singular = w.word(zh, noun.en)
         if noun.mass:
             return NounPhrase(singular, singular, head=zh)
         return NounPhrase(w.with_article(singular, 0), w.word(zh, noun.plural), head=zh)
@@ -51,7 +50,7 @@ class NounPhrases:
         w = self.words
         noun = lookup(w.nouns, zh, "noun")
         mod = w.modifier(adjective)
-        singular = mod + w.word(zh, noun.singular)
+        singular = mod + w.word(zh, noun.en)
         if noun.mass:
             return NounPhrase(singular, singular, head=zh)
         subject = w.with_article(singular, len(singular.zh) - 1)
@@ -68,7 +67,7 @@ class NounPhrases:
         w = self.words
         noun = self._count_noun(zh)
         num = lookup(w.numbers, number, "number")
-        form = noun.singular if num.value == 1 else noun.plural
+        form = noun.en if num.value == 1 else noun.plural
         phrase = (
             w.word(number, num.en)
             + Phrase((noun.measure,))  # type: ignore[arg-type]
@@ -85,7 +84,7 @@ class NounPhrases:
             w.function("demonstrative")
             + Phrase((noun.measure,))  # type: ignore[arg-type]
             + w.modifier(adjective)
-            + w.word(zh, noun.singular)
+            + w.word(zh, noun.en)
         )
         return NounPhrase(phrase, phrase, head=zh)
 
@@ -94,9 +93,7 @@ class NounPhrases:
         w = self.words
         pronoun = lookup(w.pronouns, owner, "pronoun")
         noun = lookup(w.nouns, zh, "noun")
-        phrase = (
-            w.word(owner, (pronoun.possessive,)) + w.marker("modifier") + w.word(zh, noun.singular)
-        )
+        phrase = w.word(owner, (pronoun.possessive,)) + w.marker("modifier") + w.word(zh, noun.en)
         return NounPhrase(phrase, phrase, head=zh)
 
     def relative(
@@ -109,11 +106,11 @@ class NounPhrases:
         parts = {
             "subject": self.np(subject).as_subject,
             "time": w.time(time, "past"),
-            "verb": w.word(verb, entry.past),
+            "verb": w.word(verb, entry.forms[2]),  # past
             "modifier": w.marker("modifier"),
-            "head": w.word(zh, noun.singular),
+            "head": w.word(zh, noun.en),
             "article": w.the,
-            "relative": Phrase((), (w.en.that,)),
+            "relative": Phrase((), (w.en.relative,)),
         }
         phrase = w.arrange("relative_clause", parts, (), _ARTICLE_AND_RELATIVE)
         return NounPhrase(phrase, phrase, head=zh, relative=True)
@@ -124,12 +121,12 @@ class NounPhrases:
         noun = lookup(w.nouns, zh, "noun")
         entry = lookup(w.transitive, verb, "transitive verb")
         parts = {
-            "verb": w.word(verb, entry.third),
+            "verb": w.word(verb, entry.forms[1]),  # third person singular
             "object": self.np(obj).as_object,
             "modifier": w.marker("modifier"),
-            "head": w.word(zh, noun.singular),
+            "head": w.word(zh, noun.en),
             "article": w.the,
-            "relative": Phrase((), (w.en.who,)),
+            "relative": Phrase((), (w.en.relative_person,)),
         }
         phrase = w.arrange("subject_relative_clause", parts, (), _ARTICLE_AND_RELATIVE)
         return NounPhrase(phrase, phrase, head=zh, relative=True)

@@ -34,14 +34,7 @@ class Phrase:
     def __add__(self, other: Phrase) -> Phrase:
         if not (other.zh or other.en):
             return self
-        if not (self.zh or self.en):
-            return other
-        dz, de = len(self.zh), len(self.en)
-        shifted = tuple((i + dz, j + de) for i, j in other.links)
-        maybe = tuple((i + dz, j + de) for i, j in other.possible)
-        return Phrase(
-            self.zh + other.zh, self.en + other.en, self.links + shifted, self.possible + maybe
-        )
+        return other if not (self.zh or self.en) else concat((self, other))
 
     def to_pair(self) -> Pair:
         """The sentence pair, with sure and possible-only links sorted by (source, target)."""

@@ -1,43 +1,41 @@
-"""The sampler: random sentences of a requested Chinese length.
+"""Random sentences of a requested Chinese length: clauses drawn freely, kept when they fit.
 
-:class:`Sampler` joins clauses with connectives and ends some sentences in a yes/no
-question; each clause follows a :class:`~seq2seq.data.synthetic.planning.ClausePlan`
-whose slot lengths add up to the target exactly. :class:`NounPhraseSampler` fills a
-noun-phrase slot with random words. Every random draw goes through the ``rng`` passed in,
-in a fixed order, so the same seed gives the same corpus.
+:class:`Sampler` draws a clause the way ``sampling`` in ``data/grammar.yaml`` weighs the
+choices (clause kind, head word, tense, negation, optional parts, noun-phrase forms), builds
+it, and only then counts its tokens: nothing predicts a clause's length, so no table has to
+agree with the builders. A sentence grows by clauses (drawn back to front, so a question
+stays last), each joined to the next by a connective drawn among those with which it fits,
+until its length lies in ``[low, high]``. A clause that would overshoot, or leave a gap
+shorter than :data:`MIN_GAP`, is drawn again (rejection sampling); after :data:`REDRAWS`
+misses the sentence starts over. Every draw goes through the ``rng`` passed in, in a fixed
+order, so a seed fixes the corpus.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import cache
+from itertools import accumulate
+from typing import Any, Generic, TypeVar
 
-from seq2seq.data.synthetic.checks import group
 from seq2seq.data.synthetic.clauses import Clauses
-from seq2seq.data.synthetic.lexicon import GrammarFileError
-from seq2seq.data.synthetic.nounphrases import NounPhrases
+from seq2seq.data.synthetic.grammar_file import GrammarFileError
 from seq2seq.data.synthetic.phrase import NounPhrase, Phrase, concat
-from seq2seq.data.synthetic.planning import ClausePlan, Fits, draw, fit_lengths, pick, weighted
-from seq2seq.data.synthetic.plans import KindSet, Plans
 
 T = TypeVar("T")
 
+#: Tokens a growing sentence must leave for one more join and clause (a shorter gap is rarely
+#: filled exactly). It shapes only the speed and the number of clauses, never a length or link.
+MIN_GAP = 6
+REDRAWS = 20  # draws of one clause before the sentence starts over
+RESTARTS = 40  # sentences started before a request counts as impossible
 
-def other_than(items: Sequence[T], chosen: T, verb: str) -> T:
-    """``chosen``, or when its ``zh`` is ``verb`` the next item in ``items`` that differs.
 
-    Deterministic (no random draw), so avoiding a clash changes that one sentence only and
-    the rest of the random stream stays as it was.
-    """
-    if chosen.zh != verb:  # type: ignore[attr-defined]
-        return chosen
-    start = items.index(chosen)
-    for step in range(1, len(items)):
-        item = items[(start + step) % len(items)]
-        if item.zh != verb:  # type: ignore[attr-defined]
-            return item
-    return chosen
+def pick(rng: random.Random, items: Sequence[T]) -> T:
+    """An item chosen uniformly."""
+    return items[int(rng.random() * len(items))]  # as uniform as randrange, and faster
 
 
 def pick_other(rng: random.Random, items: Sequence[T], avoid: Sequence[str]) -> T:
@@ -50,208 +48,246 @@ def pick_other(rng: random.Random, items: Sequence[T], avoid: Sequence[str]) -> 
     return pick(rng, others or items)
 
 
-class NounPhraseSampler:
-    """Random noun phrases of a given form whose head is of given kinds."""
+def other_than(items: Sequence[T], chosen: T, verb: str) -> T:
+    """``chosen``, or when its ``zh`` is ``verb`` the next item in ``items`` that differs
+    (no random draw, so avoiding a clash changes this one sentence only)."""
+    start = items.index(chosen)
+    for step in range(len(items)):
+        item = items[(start + step) % len(items)]
+        if item.zh != verb:  # type: ignore[attr-defined]
+            return item
+    return chosen
 
-    def __init__(self, nps: NounPhrases, plans: Plans) -> None:
-        self.nps = nps
-        self.plans = plans
-        self.lexicon = plans.lexicon
-        self.speakers = (*self.lexicon.pronouns, *self.lexicon.names)
-        self.times_by_tense = group(self.lexicon.times, lambda t: (t.tense,))
 
-    def time(self, rng: random.Random, tense: str) -> str:
-        """A random time word of ``tense``."""
-        return pick(rng, self.times_by_tense[tense]).zh
+def group(entries: Iterable[T], keys: Callable[[T], Iterable[str]]) -> dict[str, list[T]]:
+    """Entries grouped under each of their keys, in file order."""
+    groups: dict[str, list[T]] = {}
+    for entry in entries:
+        for key in keys(entry):
+            groups.setdefault(key, []).append(entry)
+    return groups
 
-    def __call__(
-        self,
-        rng: random.Random,
-        form: str,
-        kinds: tuple[str, ...],
-        avoid: Sequence[str],
-        verb: str = "",
-    ) -> NounPhrase:
-        """A random noun phrase of ``form`` whose head is of one of ``kinds``.
 
-        A relative clause in it does not use ``verb`` (the clause's own verb), which would
-        stutter: "the cook that Mary taught taught ...".
-        """
-        ks = self.plans.kind_set(kinds)
-        lex = self.lexicon
-        if form in ("pronoun", "name", "place", "bare"):
-            pool = {"pronoun": lex.pronouns, "name": lex.names, "place": lex.places}
-            return self.nps.noun(pick_other(rng, pool.get(form, ks.nouns), avoid).zh)
-        if form == "possessive":
-            return self.nps.possessive(pick(rng, lex.pronouns).zh, pick(rng, ks.nouns).zh)
-        if form in ("relative", "relative_time"):
-            return self._relative(rng, ks, form == "relative_time", verb)
-        if form == "subject_relative":
-            return self._subject_relative(rng, ks, verb)
-        modified = form in ("modified", "counted_modified", "this_modified")
-        if form == "modified":
-            noun = pick(rng, ks.modifiable)
-        else:
-            noun = pick(rng, ks.count_modifiable if modified else ks.count_nouns)
-        by_kind = self.plans.adjectives_by_kind
-        adjective = pick(rng, by_kind[noun.kind]).zh if modified else None
-        if form == "modified":
-            return self.nps.modified(noun.zh, adjective)  # type: ignore[arg-type]
-        if form in ("counted", "counted_modified"):
-            return self.nps.counted(noun.zh, pick(rng, lex.numbers).zh, adjective)
-        if form in ("this", "this_modified"):
-            return self.nps.this(noun.zh, adjective)
-        raise ValueError(f"unknown noun-phrase form {form!r}")
+class Weighted(Generic[T]):
+    """Items drawn with probability proportional to their weights (zero weights left out)."""
 
-    def _relative(
-        self, rng: random.Random, ks: KindSet, with_time: bool, avoid_verb: str
-    ) -> NounPhrase:
-        head = pick(rng, ks.relative_heads)
-        verbs = self.plans.verbs_by_kind[head.kind]
-        verb = other_than(verbs, pick(rng, verbs), avoid_verb)
-        subject = pick(rng, self.speakers).zh
-        time = self.time(rng, "past") if with_time else None
-        return self.nps.relative(head.zh, subject, verb.zh, time)
+    def __init__(self, weights: Mapping[T, float], allowed: Iterable[T] | None = None) -> None:
+        keep = weights.keys() if allowed is None else set(allowed)
+        self.weights = {item: w for item, w in weights.items() if w > 0 and item in keep}
+        self.items = tuple(self.weights)
+        self.cumulative = tuple(accumulate(self.weights.values()))
 
-    def _subject_relative(self, rng: random.Random, ks: KindSet, avoid_verb: str) -> NounPhrase:
-        head = pick(rng, ks.people)
-        verbs = self.lexicon.transitive_verbs
-        verb = other_than(verbs, pick(rng, verbs), avoid_verb)
-        inner = self.plans.kind_set(verb.objects)
-        allowed = self.lexicon.sampling.subject_relative_object_forms
-        forms = [f for f in allowed if f in inner.forms]
-        obj = self(rng, pick(rng, forms), verb.objects, ())
-        return self.nps.subject_relative(head.zh, verb.zh, obj)
+    def among(self, keep: Callable[[T], bool]) -> Weighted[T]:
+        """The items that ``keep`` accepts, with their weights."""
+        return Weighted(self.weights, [item for item in self.items if keep(item)])
+
+    def draw(self, rng: random.Random) -> T:
+        k = bisect_right(self.cumulative, rng.random() * self.cumulative[-1])
+        return self.items[min(k, len(self.items) - 1)]
 
 
 class Sampler:
-    """Random sentences: clauses of planned lengths joined by connectives."""
+    """Random clauses, noun phrases and sentences of the grammar's words."""
 
-    def __init__(self, clauses: Clauses, plans: Plans) -> None:
-        self.clauses = clauses
-        self.plans = plans
-        self.lexicon = plans.lexicon
-        self.nps = NounPhraseSampler(clauses.nps, plans)
-        self._fits: dict[tuple[bool, int, int], Fits] = {}
-        lengths = [n for n, (groups, _) in enumerate(plans.by_length[True]) if groups]
-        if not lengths:
-            raise GrammarFileError("the grammar cannot build any clause; check sampling weights")
-        self.min_clause_len = min(lengths)
+    def __init__(self, clauses: Clauses) -> None:
+        self.clauses, self.nps = clauses, clauses.nps
+        self.grammar = clauses.words.grammar
+        self.settings = settings = self.grammar.sampling
+        lex = self.lexicon = self.grammar.lexicon
+        self.adjectives_by_kind = group(lex.adjectives, lambda a: a.describes)
+        self.verbs_by_kind = group(lex.transitive_verbs, lambda v: v.objects)
+        self.times_by_tense = group(lex.times, lambda t: (t.tense,))
+        self.speakers = (*lex.pronouns, *lex.names)
+        self.kinds = Weighted(settings.clause_kinds)
+        self.tenses = Weighted(settings.tenses)
+        self.join_phrases = clauses.words.connectives  # "， 然后" -> , and then
+        joins = {" ".join(c.zh): c.weight for c in self.grammar.connectives}
+        self.joins = Weighted(joins)
+        question = [" ".join(c.zh) for c in self.grammar.connectives if c.before_question]
+        before_question = Weighted(joins, question)
+        self.question_joins = before_question if before_question.items else self.joins
+        self.pools = cache(self._pools)
+        self.forms = cache(self._forms)
+        # every slot of every head word has a form to draw, or the grammar fails on load
+        slots = [("subject", ("person",)), ("companion", ("person",)), ("complement", ("person",))]
+        slots += [("object", v.objects) for v in lex.transitive_verbs]
+        slots += [("subject", a.describes) for a in lex.adjectives]
+        for role, kinds in slots:
+            if not self.forms(role, kinds).items:
+                raise GrammarFileError(
+                    f"sampling.{role}_forms gives no noun-phrase form for {', '.join(kinds)}"
+                )
 
-    def sentence(self, rng: random.Random, src_len: int) -> Phrase:
-        """A random sentence of ``src_len`` Chinese tokens (a few fewer at worst)."""
-        if src_len < self.min_clause_len:
-            raise ValueError(f"src_len must be at least {self.min_clause_len}, got {src_len}")
-        settings = self.lexicon.sampling
-        particle = 2  # 吗 ？
-        question = (
-            src_len - particle >= self.min_clause_len and rng.random() < settings.question_rate
+    # ----------------------------------------------------------------- sentences
+
+    def sentence(self, rng: random.Random, low: int, high: int) -> Phrase:
+        """A random sentence of ``low`` to ``high`` Chinese tokens; clauses joined by
+        connectives, some ending in a yes/no question. ``ValueError`` when none is found."""
+        if not 1 <= low <= high:
+            raise ValueError(f"need 1 <= low <= high, got {low}, {high}")
+        for _ in range(RESTARTS):
+            question = rng.random() < self.settings.question_rate
+            pieces = self._grow(rng, low, high, question)
+            if pieces is not None:
+                return concat(reversed(pieces))
+        span = f"{low}" if low == high else f"{low}-{high}"
+        raise ValueError(
+            f"drew no sentence of {span} tokens in {RESTARTS} tries; ask for longer sentences"
         )
-        connectives = [c for c in self.lexicon.connectives if c.weight > 0]
-        if question:
-            connectives = [c for c in connectives if c.before_question] or connectives
-        longest_join = max(len(c.phrase.zh) for c in connectives)
-        shortest, longest = settings.clause_length
-        pieces: list[Phrase] = []
-        remaining = src_len - particle if question else src_len
-        while True:
-            room = remaining - longest_join - self.min_clause_len
-            last = room < self.min_clause_len or (
-                remaining <= longest and rng.random() < settings.stop_rate
-            )
-            if last:
-                target = remaining
+
+    def _grow(self, rng: random.Random, low: int, high: int, question: bool) -> list[Phrase] | None:
+        """Joins and clauses, last first, that add up to ``low..high`` tokens; ``None`` when a
+        clause does not fit in :data:`REDRAWS` draws. A clause is drawn first, then a join
+        among those with which it fits."""
+
+        def fits(n: int) -> bool:  # done, or room left for one more clause
+            return n <= high and (n >= low or n <= low - MIN_GAP)
+
+        pieces: list[Phrase] = [Phrase()]
+        size = 0
+        while size < low:
+            for _ in range(REDRAWS):
+                clause = self.clause(rng, question and size == 0)
+                grown = size + len(clause.zh)
+                if size:
+                    joins = self.question_joins if question and len(pieces) == 2 else self.joins
+                    joins = joins.among(lambda zh, n=grown: fits(n + len(zh.split())))
+                    if joins.items:
+                        join = self.join_phrases[joins.draw(rng)]
+                        pieces.append(join)
+                        grown += len(join.zh)
+                        break
+                elif fits(grown):
+                    break
             else:
-                upper = min(longest, room)
-                target = rng.randint(min(shortest, upper), upper)
-            clause = self._clause(rng, target, question and last)
+                return None
             pieces.append(clause)
-            if last:
-                return concat(pieces)
-            remaining -= len(clause.zh)
-            join = weighted(rng, connectives, [c.weight for c in connectives])
-            pieces.append(join.phrase)
-            remaining -= len(join.phrase.zh)
+            size = grown
+        return pieces
 
-    def _clause(self, rng: random.Random, target: int, question: bool) -> Phrase:
-        """A random clause of ``target`` Chinese tokens (not counting 吗 ？), or the longest
-        shorter one the grammar allows."""
-        by_length = self.plans.by_length[not question]
-        target = min(target, len(by_length) - 1)
-        while target > 0 and not by_length[target]:
-            target -= 1
-        if target <= 0:
-            raise ValueError("the grammar has no clause this short")
-        kinds, cumulative = by_length[target]
-        plans = kinds[draw(rng, cumulative)]
-        plan = pick(rng, plans)
-        key = (question, plan.index, target)
-        fits = self._fits.get(key)
-        if fits is None:
-            fits = self._fits[key] = fit_lengths(plan.slots, target)
-        combo = fits.combos[draw(rng, fits.cumulative)]
-        chosen = {
-            slot.name: slot.label(rng, length)
-            for slot, length in zip(plan.slots, combo, strict=True)
-        }
-        return self._realise(rng, plan, chosen, question)
+    # ----------------------------------------------------------------- clauses
 
-    def _realise(
-        self, rng: random.Random, plan: ClausePlan, chosen: Mapping[str, Any], question: bool
-    ) -> Phrase:
-        """Fill a plan's chosen labels with words and build the clause."""
-        tense, negated = chosen["predicate"]
-        subject = self.nps(rng, chosen["subject"], plan.subject_kinds, (), plan.head)
+    def clause(self, rng: random.Random, question: bool) -> Phrase:
+        """A random clause (a yes/no question when ``question``)."""
+        settings, lex, optional = self.settings, self.lexicon, self.settings.optional
+        kind = self.kinds.draw(rng)
+        negated = not question and rng.random() < settings.negation_rate
+        if kind == "copula":
+            return self._copula(rng, negated, question)
+        tense = self.tenses.draw(rng)
+        head = pick(rng, lex.adjectives if kind == "adjective" else self._verbs(kind))
+        kinds = head.describes if kind == "adjective" else ("person",)  # type: ignore[union-attr]
+        subject = self.noun_phrase(rng, "subject", kinds, (), head.zh)
         avoid = [subject.head]
-        if plan.kind == "copula":
-            return self._copula(rng, subject, chosen["complement"], negated, question)
-        time = self.nps.time(rng, tense) if chosen["time"] else None
+        time = None
+        if rng.random() < optional.time:
+            time = pick(rng, self.times_by_tense[tense]).zh
+        # no 在-phrase beside a place subject (北京 很 漂亮) or object (*在 北京 去 上海)
+        objects = getattr(head, "objects", ())
         place = None
-        if chosen.get("place"):
-            place = pick_other(rng, self.lexicon.places, avoid).zh
+        if (
+            subject.head not in self.clauses.words.places
+            and set(objects) != {"place"}
+            and rng.random() < optional.place
+        ):
+            place = pick_other(rng, lex.places, avoid).zh
             avoid.append(place)
-        if plan.kind == "adjective":
+        if kind == "adjective":
             if tense == "past" and time is None:
                 tense = "present"  # nothing in the Chinese would mark the past
             return self.clauses.adjective_clause(
-                subject,
-                plan.head,
-                tense=tense,
-                negated=negated,
-                time=time,
-                place=place,
+                subject, head.zh, tense=tense, negated=negated, time=time, place=place,
                 question=question,
-            )
+            )  # fmt: skip
         obj = None
-        if plan.kind == "transitive":
-            objects = self.clauses.words.transitive[plan.head].objects
-            obj = self.nps(rng, chosen["object"], objects, avoid)
+        if kind == "transitive":
+            obj = self.noun_phrase(rng, "object", objects, avoid)
             avoid.append(obj.head)
         companion = None
-        if chosen["companion"]:
-            companion = self.nps(rng, chosen["companion"], ("person",), avoid)
+        if rng.random() < optional.companion:
+            companion = self.noun_phrase(rng, "companion", ("person",), avoid)
         return self.clauses.clause(
-            subject,
-            plan.head,
-            obj,
-            tense=tense,
-            negated=negated,
-            time=time,
-            place=place,
-            companion=companion,
-            question=question,
-        )
+            subject, head.zh, obj, tense=tense, negated=negated, time=time, place=place,
+            companion=companion, question=question,
+        )  # fmt: skip
 
-    def _copula(
-        self, rng: random.Random, subject: NounPhrase, form: str, negated: bool, question: bool
-    ) -> Phrase:
-        people = self.plans.kind_set(("person",))
+    def _verbs(self, kind: str) -> Sequence:
+        lex = self.lexicon
+        return lex.transitive_verbs if kind == "transitive" else lex.intransitive_verbs
+
+    def _copula(self, rng: random.Random, negated: bool, question: bool) -> Phrase:
+        """他 是 [聪明 的] 老师: a person's noun after 是 (present tense only)."""
+        subject = self.noun_phrase(rng, "subject", ("person",), ())
+        form = self.forms("complement", ("person",)).draw(rng)
+        noun = pick_other(rng, self.pools(("person",))[form], [subject.head])
         adjective = None
         if form == "modified":
-            noun = pick_other(rng, people.modifiable, [subject.head])
-            adjective = pick(rng, self.plans.adjectives_by_kind[noun.kind]).zh
-        else:
-            noun = pick_other(rng, people.people, [subject.head])
+            adjective = pick(rng, self.adjectives_by_kind[noun.kind]).zh
         return self.clauses.copula_clause(
             subject, noun.zh, adjective=adjective, negated=negated, question=question
         )
+
+    # ----------------------------------------------------------------- noun phrases
+
+    def _forms(self, role: str, kinds: tuple[str, ...]) -> Weighted[str]:
+        """The weighted forms of ``sampling.<role>_forms`` that entries of ``kinds`` can fill."""
+        return Weighted(getattr(self.settings, f"{role}_forms"), self.pools(kinds))
+
+    def _pools(self, kinds: tuple[str, ...]) -> dict[str, Sequence[Any]]:
+        """For each noun-phrase form, the entries of ``kinds`` that can head it (if any)."""
+        lex = self.lexicon
+        nouns = tuple(n for n in lex.nouns if n.kind in kinds)
+        count = tuple(n for n in nouns if not n.mass)
+        modifiable = tuple(n for n in nouns if n.kind in self.adjectives_by_kind)
+        relative = tuple(n for n in nouns if n.kind in self.verbs_by_kind)
+        person = "person" in kinds
+        pools = {
+            "pronoun": lex.pronouns if person else (),
+            "name": lex.names if person else (),
+            "place": lex.places if "place" in kinds else (),
+            "bare": nouns,
+            "possessive": nouns,
+            "counted": count,
+            "this": count,
+            "modified": modifiable,
+            "counted_modified": tuple(n for n in modifiable if not n.mass),
+            "this_modified": tuple(n for n in modifiable if not n.mass),
+            "relative": relative,
+            "relative_time": relative,  # every tense has a time word
+            "subject_relative": tuple(n for n in nouns if n.kind == "person"),
+        }
+        return {form: pool for form, pool in pools.items() if pool}
+
+    def noun_phrase(
+        self, rng: random.Random, role: str, kinds: tuple[str, ...], avoid: Sequence[str],
+        verb: str = "", form: str | None = None,
+    ) -> NounPhrase:  # fmt: skip
+        """A random noun phrase for ``role`` (subject, object, companion) whose head is of one
+        of ``kinds``, in ``form`` or one drawn by ``sampling.<role>_forms``. Its head is not in
+        ``avoid``, and a relative clause in it does not use ``verb`` (the clause's own), which
+        would stutter: "the cook that Mary taught taught ..."."""
+        form = form or self.forms(role, kinds).draw(rng)
+        pool, lex, nps = self.pools(kinds)[form], self.lexicon, self.nps
+        if form in ("pronoun", "name", "place", "bare"):
+            return nps.noun(pick_other(rng, pool, avoid).zh)
+        head = pick(rng, pool)
+        if form == "possessive":
+            return nps.possessive(pick(rng, lex.pronouns).zh, head.zh)
+        if form in ("relative", "relative_time"):
+            verbs = self.verbs_by_kind[head.kind]
+            chosen = other_than(verbs, pick(rng, verbs), verb)
+            time = pick(rng, self.times_by_tense["past"]).zh if form == "relative_time" else None
+            return nps.relative(head.zh, pick(rng, self.speakers).zh, chosen.zh, time)
+        if form == "subject_relative":
+            chosen = other_than(lex.transitive_verbs, pick(rng, lex.transitive_verbs), verb)
+            inner = self.pools(chosen.objects)
+            forms = [f for f in self.settings.subject_relative_object_forms if f in inner]
+            obj = self.noun_phrase(rng, "object", chosen.objects, (), form=pick(rng, forms))
+            return nps.subject_relative(head.zh, chosen.zh, obj)
+        modified = form.endswith("modified")
+        adjective = pick(rng, self.adjectives_by_kind[head.kind]).zh if modified else None
+        if form == "modified":
+            return nps.modified(head.zh, adjective)  # type: ignore[arg-type]
+        if form.startswith("counted"):
+            return nps.counted(head.zh, pick(rng, lex.numbers).zh, adjective)
+        return nps.this(head.zh, adjective)

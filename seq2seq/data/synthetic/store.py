@@ -22,12 +22,14 @@ from typing import Any
 
 from seq2seq.data.corpus import SPLITS, read_tsv
 from seq2seq.data.synthetic.generator import CorpusSpec, generate_splits, write_splits
-from seq2seq.data.synthetic.lexicon import DEFAULT_GRAMMAR
+from seq2seq.data.synthetic.grammar_file import DEFAULT_GRAMMAR
 from seq2seq.errors import UserError
 from seq2seq.files import write_json
 
 CORPUS_FILE = "corpus.json"
-GENERATOR = "seq2seq.data.synthetic"
+#: The generator and its version: bump the version when the same spec and grammar file
+#: give another corpus, so folders of the old one are refused instead of reused.
+GENERATOR = "seq2seq.data.synthetic/2"
 #: How each identity field is set, for messages that say what to change.
 FIELD_NAMES = {
     "generator": "generator",

@@ -1,6 +1,6 @@
 """Words of the lexicon as aligned phrases: the smallest pieces the builders combine.
 
-:class:`Words` indexes the lexicon by Chinese word and turns entries into
+:class:`Words` indexes the grammar file by Chinese word and turns entries into
 :class:`~seq2seq.data.synthetic.phrase.Phrase` pieces with their links (a content word
 linked to every English word but articles, a function word to its fixed English, 不 to
 ``do not`` ...). It also owns the English agreement of the copula.
@@ -9,35 +9,47 @@ linked to every English word but articles, a function word to its fixed English,
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TypeVar
 
-from seq2seq.data.synthetic.checks import index, lookup
-from seq2seq.data.synthetic.entries import Lexicon
+from seq2seq.data.synthetic.grammar_file import GrammarFile
 from seq2seq.data.synthetic.phrase import CrossLink, NounPhrase, Phrase, arrange
+
+T = TypeVar("T")
+
+
+def lookup(table: Mapping[str, T], zh: str, what: str) -> T:
+    """``table[zh]``, or a ``ValueError`` saying ``zh`` is not a ``what``."""
+    try:
+        return table[zh]
+    except KeyError:
+        raise ValueError(f"{zh!r} is not a {what} in the grammar") from None
 
 
 class Words:
-    """The lexicon's tables and its words as phrases (cached: the sampler reuses them)."""
+    """The grammar file's words by Chinese word, and as phrases (cached: the sampler reuses
+    them)."""
 
-    def __init__(self, lexicon: Lexicon) -> None:
-        self.lexicon = lexicon
-        self.fw = lexicon.function_words
-        self.en = lexicon.english
+    def __init__(self, grammar: GrammarFile) -> None:
+        self.grammar = grammar
+        lex = grammar.lexicon
+        self.fw = grammar.function_words
+        self.en = grammar.english_function_words
         self._markers = {role: Phrase((fw.zh,)) for role, fw in self.fw.items()}
         self._functions = {
             role: Phrase((fw.zh,), fw.en, tuple((0, j) for j in range(len(fw.en))))
             for role, fw in self.fw.items()
         }
-        self.the = Phrase((), (self.en.the,))
-        self.pronouns = index(lexicon.pronouns, "lexicon.pronouns")
-        self.names = index(lexicon.names, "lexicon.names")
-        self.nouns = index(lexicon.nouns, "lexicon.nouns")
-        self.places = index(lexicon.places, "lexicon.places")
-        self.transitive = index(lexicon.transitive_verbs, "lexicon.transitive_verbs")
-        self.intransitive = index(lexicon.intransitive_verbs, "lexicon.intransitive_verbs")
-        self.adjectives = index(lexicon.adjectives, "lexicon.adjectives")
-        self.times = index(lexicon.times, "lexicon.times")
-        self.numbers = index(lexicon.numbers, "lexicon.numbers")
-        self.connectives = {" ".join(c.phrase.zh): c for c in lexicon.connectives}
+        self.the = Phrase((), (self.en.definite_article,))
+        self.pronouns = {p.zh: p for p in lex.pronouns}
+        self.names = {n.zh: n for n in lex.names}
+        self.nouns = {n.zh: n for n in lex.nouns}
+        self.places = {p.zh: p for p in lex.places}
+        self.transitive = {v.zh: v for v in lex.transitive_verbs}
+        self.intransitive = {v.zh: v for v in lex.intransitive_verbs}
+        self.adjectives = {a.zh: a for a in lex.adjectives}
+        self.times = {t.zh: t for t in lex.times}
+        self.numbers = {n.zh: n for n in lex.numbers}
+        self.connectives = {" ".join(c.zh): c.phrase for c in grammar.connectives}
         self.unaligned_tgt: frozenset[str] = self.en.unaligned
         self._cache: dict[tuple[str, tuple[str, ...]], Phrase] = {}
 
@@ -55,7 +67,7 @@ class Words:
     def with_article(self, phrase: Phrase, head: int, article: str | None = None) -> Phrase:
         """``the`` (or ``article``) before ``phrase``, possibly linked to its noun, Chinese
         word ``head`` of the phrase: 书 -> the book (书-book sure, 书-the possible)."""
-        en = (article or self.en.the, *phrase.en)
+        en = (article or self.en.definite_article, *phrase.en)
         links = tuple((i, j + 1) for i, j in phrase.links)
         maybe = ((head, 0), *((i, j + 1) for i, j in phrase.possible))
         return Phrase(phrase.zh, en, links, maybe)
@@ -129,5 +141,5 @@ class Words:
         cross_possible: Iterable[CrossLink] = (),
     ) -> Phrase:
         """Lay out ``parts`` in the file's word order for ``construction``."""
-        zh_order, en_order = self.lexicon.word_order[construction]
-        return arrange(parts, zh_order, en_order, cross, cross_possible)
+        order = self.grammar.word_order[construction]
+        return arrange(parts, order.zh, order.en, cross, cross_possible)
