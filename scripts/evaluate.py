@@ -1,8 +1,9 @@
 """Score a trained run: ``python scripts/evaluate.py RUN_DIR [--split test] [--beam-size 5]``.
 
-Writes the split's metrics into RUN_DIR/metrics.json (other entries kept) and prints a table,
-with the alignment error report (where each English word's attention link goes) when the
-model has attention and the split has gold links.
+Prints a table of the split's metrics, with the alignment error report (where each English
+word's attention link goes) when the model has attention and the split has gold links, then
+records them in RUN_DIR/metrics.json under ``evaluations`` (keyed by split, checkpoint, beam
+and corpus); training's own ``test`` scores are never replaced.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from seq2seq.errors import exit_on_user_error
 from seq2seq.evaluation.report import evaluate_run, format_metrics
+from seq2seq.evaluation.summary import METRICS_FILE, record_evaluation
 
 
 @exit_on_user_error
@@ -25,7 +27,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data-dir", help="where the corpus is, if not where training read it")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     args = parser.parse_args(argv)
-    scores = evaluate_run(
+    evaluation = evaluate_run(
         args.run_dir,
         split=args.split,
         beam_size=args.beam_size,
@@ -34,7 +36,9 @@ def main(argv: list[str] | None = None) -> None:
         data_dir=args.data_dir,
         device=args.device,
     )
-    print(format_metrics(scores, title=f"{args.run_dir} — {args.split}"))
+    title = f"{args.run_dir} — {args.split}, {args.checkpoint} (step {evaluation.step})"
+    print(format_metrics(evaluation.scores, title=title), flush=True)
+    record_evaluation(args.run_dir / METRICS_FILE, evaluation)
 
 
 if __name__ == "__main__":

@@ -66,7 +66,7 @@ def main(cfg: DictConfig) -> float:
             if launch.is_main:
                 print(f"interrupted; whatever {run_dir} holds so far is kept", file=sys.stderr)
             raise SystemExit(130) from None
-    return summary["test"]["bleu"] if launch.is_main else 0.0
+    return summary.test.bleu if summary is not None else 0.0
 
 
 @exit_on_user_error

@@ -1,77 +1,14 @@
-"""Shared fixtures: a tiny aligned corpus and tiny real training runs (through the real CLI)."""
+"""Shared fixtures: a tiny aligned corpus and tiny real training runs (through the real CLI);
+the helpers they use live in :mod:`tests.helpers`."""
 
 from __future__ import annotations
 
-import os
-import random
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-TOY_LEXICON = {
-    "我": "I", "你": "you", "他": "he", "爱": "love", "吃": "eat", "苹果": "apples",
-    "中国": "China", "北京": "Beijing", "猫": "cats", "狗": "dogs",
-}  # fmt: skip
-
-
-def write_toy_corpus(directory: Path, seed: int = 0, sizes=(600, 60, 60)) -> Path:
-    """A word-for-word corpus with diagonal gold alignments, 2–12 tokens per sentence."""
-    rng = random.Random(seed)
-    words = sorted(TOY_LEXICON)
-    directory.mkdir(parents=True, exist_ok=True)
-    for split, size in zip(("train", "valid", "test"), sizes, strict=True):
-        lines = []
-        for _ in range(size):
-            src = [rng.choice(words) for _ in range(rng.randint(2, 12))]
-            tgt = [TOY_LEXICON[w] for w in src]
-            links = " ".join(f"{i}-{i}" for i in range(len(src)))
-            lines.append(f"{' '.join(src)}\t{' '.join(tgt)}\t{links}\n")
-        if split == "train":
-            lines.append("我 爱 中国\tI love China\t0-0 1-1 2-2\n")
-        (directory / f"{split}.tsv").write_text("".join(lines), encoding="utf-8")
-    return directory
-
-
-TINY_OVERRIDES = [
-    "data=tsv",
-    "data.samples=['我 爱 中国']",
-    "model.embed_size=16",
-    "model.hidden_size=16",
-    "train.max_steps=24",
-    "train.eval_every=12",
-    "train.batch_size=32",
-    "train.eval_batch_size=64",
-    "device=cpu",
-]
-
-
-def script_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """This environment without the debug switches, plus ``extra``; output unbuffered."""
-    env = {k: v for k, v in os.environ.items() if k not in ("HYDRA_FULL_ERROR", "SEQ2SEQ_DEBUG")}
-    return {**env, "PYTHONUNBUFFERED": "1", **(extra or {})}
-
-
-def run_script(
-    script: str, *args: str, timeout: float = 300, input_text: str | None = None, **env: str
-) -> subprocess.CompletedProcess:
-    """Run ``scripts/<script>`` in a subprocess from the repo root; never raises on failure.
-
-    ``input_text`` is fed to stdin (else stdin is empty); ``env`` adds environment variables
-    (the debug switches are off unless given here).
-    """
-    return subprocess.run(
-        [sys.executable, str(REPO / "scripts" / script), *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=script_env(env),
-        input=input_text if input_text is not None else "",
-    )
+from tests.helpers.runs import TINY_OVERRIDES, run_script, write_toy_corpus
 
 
 @pytest.fixture(scope="session")

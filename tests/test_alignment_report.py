@@ -13,6 +13,7 @@ from seq2seq.evaluation.alignment_report import (
     sentence_links,
 )
 from seq2seq.evaluation.report import format_metrics
+from seq2seq.evaluation.scores import Scores
 from seq2seq.evaluation.summary import RunSummary
 
 
@@ -178,8 +179,8 @@ def test_the_report_is_printed_and_kept_by_the_metrics_contract(tmp_path) -> Non
     src, tgt = ONE_OF_EACH_SRC, ONE_OF_EACH_TGT
     weights = peaked(ONE_OF_EACH_COLUMNS, len(src))
     report = alignment_report([weights], [src], [tgt], [ONE_OF_EACH_LINKS])
-    scores = {"bleu": 10.0, "chrf": 20.0, "exact_match": 0.5, "loss": 1.0}
-    text = format_metrics({**scores, "alignment_report": report})
+    scores = {"bleu": 10.0, "chrf": 20.0, "exact_match": 0.5, "loss": 1.0, "aer": 0.3}
+    text = format_metrics(Scores.from_dict({**scores, "alignment_report": report}))
     assert "Alignment of 9 English words" in text and "1 ahead 11.1%" in text
     assert "2 away 11.1%" in text and "explained by a category (not elsewhere): 85.7%" in text
     summary = {
@@ -192,10 +193,12 @@ def test_the_report_is_printed_and_kept_by_the_metrics_contract(tmp_path) -> Non
         "test": {**scores, "bleu_by_length": {}, "alignment_report": report},
         "history": [],
     }
-    loaded = RunSummary.from_dict(summary)
-    assert loaded.test["alignment_report"]["counts"] == report["counts"]
+    loaded = RunSummary.from_dict(summary).test.alignment
+    assert loaded is not None and loaded.alignment_report is not None
+    assert loaded.alignment_report["counts"] == report["counts"]
     assert RunSummary.from_dict({**summary, "test": {**summary["test"], "alignment_report": None}})
     del summary["test"]["alignment_report"]
-    assert RunSummary.from_dict(summary).test.get("alignment_report") is None
+    alignment = RunSummary.from_dict(summary).test.alignment
+    assert alignment is not None and alignment.alignment_report is None
     with pytest.raises(Exception, match="alignment_report"):
         RunSummary.from_dict({**summary, "test": {**summary["test"], "alignment_report": 3}})

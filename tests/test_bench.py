@@ -14,7 +14,7 @@ from seq2seq.analysis.bench import BenchOptions, processes, tiny_overrides
 from seq2seq.analysis.bench.measure import time_to_target, wall_budget
 from seq2seq.model.attention import ATTENTION_TYPES
 from seq2seq.training.state import TrainState
-from tests.conftest import run_script
+from tests.helpers.runs import run_script
 
 
 def test_tiny_overrides_leave_a_user_chosen_corpus_alone(tmp_path: Path) -> None:

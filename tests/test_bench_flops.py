@@ -21,8 +21,10 @@ from seq2seq.analysis.bench.measure import (
     trainer_contestant,
 )
 from seq2seq.config.compose import load_config
-from seq2seq.model import ModelSpec
+from seq2seq.evaluation.scoring import sequence_loss
+from seq2seq.model import ModelSpec, Seq2Seq
 from seq2seq.training.trainer import Trainer
+from tests.helpers.models import same_model
 
 # E=2, H=2, unidirectional (K=2), one layer, A=2, V=3; B=1, S=2, T=1, 2 encoder steps.
 HAND_SPEC = ModelSpec(
@@ -113,14 +115,17 @@ def test_flop_count_agrees_with_flop_counter_mode_on_the_default_model(
 def test_flop_counter_mode_sees_the_fused_recurrence(default_trainer: Trainer) -> None:
     """The fused Bahdanau path (forward under no_grad, hand-written backward) hides no products
     from FlopCounterMode: it counts what the plain autograd loop counts, within 1%."""
-    decoder = default_trainer.model.decoder
-    indices = default_trainer.sampler.batches()[0]
+    batch = default_trainer.train_set.collate(default_trainer.sampler.batches()[0])
     counts = {}
-    for fused in (True, False):
-        decoder.fused = fused
-        counts[fused] = flop_counter_total(lambda: default_trainer.train_step(indices))
-    decoder.fused = True
-    assert counts[True] == pytest.approx(counts[False], rel=0.01)
+    for recurrence in ("fused", "value_gates"):
+        model = same_model(default_trainer.model, recurrence).train()
+
+        def step(model: Seq2Seq = model) -> None:
+            logits, _ = model(batch.src, batch.src_lengths, batch.src_mask, batch.tgt_in)
+            sequence_loss(logits, batch.tgt_out).backward()
+
+        counts[recurrence] = flop_counter_total(step)
+    assert counts["fused"] == pytest.approx(counts["value_gates"], rel=0.01)
 
 
 def test_step_flops_tally_sums_the_count_of_each_batch(default_trainer: Trainer) -> None:

@@ -11,7 +11,7 @@ import torch
 
 from seq2seq.errors import UserError
 from seq2seq.model.checkpoint import load_checkpoint
-from tests.bad_input import plant_code
+from tests.helpers.bad_input import plant_code
 
 
 def damaged_copies(original: bytes) -> dict[str, bytes]:

@@ -6,13 +6,12 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import Any
 
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from seq2seq.analysis.compare import compare
-from seq2seq.model.attention import ATTENTION_TYPES, has_weights
-from tests.conftest import REPO, run_script
+from tests.helpers.metrics import fake_metrics, fake_sweep, write_run
+from tests.helpers.runs import REPO, run_script
 
 OUTPUT_FILES = (
     "comparison.md",
@@ -22,74 +21,6 @@ OUTPUT_FILES = (
     "aer.png",
     "valid_loss.png",
 )
-
-
-# --------------------------------------------------------------------------- fake runs
-
-
-def fake_metrics(
-    attention: str = "additive",
-    seed: int = 0,
-    *,
-    bleu: float = 20.0,
-    aer: float | None = 0.5,
-    num_heads: int = 1,
-    data: str = "synthetic",
-    steps: tuple[int, ...] = (10, 20),
-    losses: tuple[float, ...] = (2.0, 1.0),
-    by_length: dict[str, float] | None = None,
-    decoder: str | None = None,
-) -> dict[str, Any]:
-    """A minimal metrics.json like train.py writes (only what the comparison reads);
-    ``decoder=None`` leaves the key out, as in runs made before ``model.decoder``."""
-    has_attention = attention not in ATTENTION_TYPES or has_weights(attention)
-    return {
-        **({"decoder": decoder} if decoder else {}),
-        "attention": attention,
-        "num_heads": num_heads if has_attention else 0,
-        "seed": seed,
-        "data": data,
-        "parameters": 1000,
-        "steps": steps[-1],
-        "best_step": steps[-1],
-        "train_seconds": 5.0 + seed,
-        "test": {
-            "bleu": bleu,
-            "chrf": 2 * bleu,
-            "exact_match": bleu / 100,
-            "bleu_by_length": by_length or {"1-10": bleu + 5, "11-20": bleu - 5},
-            "bucket_sizes": {"1-10": 8, "11-20": 2},
-            "aer": aer if has_attention else None,
-            "aer_best_head": (aer - 0.1 if aer is not None else None) if has_attention else None,
-            "attention_entropy": 1.0 if has_attention else None,
-        },
-        "history": [
-            {"step": s, "valid_loss": loss, "valid_bleu": 0.0}
-            for s, loss in zip(steps, losses, strict=True)
-        ],
-    }
-
-
-def write_run(folder: Path, metrics: dict[str, Any] | str) -> Path:
-    """A run folder holding ``metrics`` (a dict, or raw text for broken files)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    text = metrics if isinstance(metrics, str) else json.dumps(metrics)
-    (folder / "metrics.json").write_text(text, encoding="utf-8")
-    return folder
-
-
-def fake_sweep(root: Path) -> Path:
-    """A sweep folder laid out like Hydra's: <attention>_seed<seed>/metrics.json."""
-    bleus = {"none": (10.0, 12.0, 14.0), "additive": (20.0, 22.0, 27.0)}
-    for attention, values in bleus.items():
-        for seed, bleu in enumerate(values):
-            write_run(root / f"{attention}_seed{seed}", fake_metrics(attention, seed, bleu=bleu))
-    write_run(
-        root / "multihead_seed0",
-        fake_metrics("multihead", 0, bleu=25.0, aer=0.4, num_heads=4),
-    )
-    (root / "multirun.yaml").write_text("hydra: {}\n", encoding="utf-8")
-    return root
 
 
 def assert_one_line_error(result, *fragments: str) -> None:

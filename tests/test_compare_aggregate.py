@@ -9,7 +9,7 @@ import pytest
 
 from seq2seq.analysis.compare import Stat, build_comparison, load_runs, mean_sd, render_csv
 from seq2seq.errors import UserError
-from tests.test_compare import fake_metrics, fake_sweep, write_run
+from tests.helpers.metrics import fake_metrics, fake_sweep, write_run
 
 
 def test_mean_sd_uses_sample_sd() -> None:

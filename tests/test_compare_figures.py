@@ -9,7 +9,7 @@ import pytest
 
 from seq2seq.analysis.compare import build_comparison, load_runs, make_figures, valid_loss_series
 from seq2seq.analysis.compare.figures import aer_figure
-from tests.test_compare import fake_metrics, fake_sweep, write_run
+from tests.helpers.metrics import fake_metrics, fake_sweep, write_run
 
 
 def test_valid_loss_mean_when_steps_align_else_per_seed(tmp_path: Path) -> None:

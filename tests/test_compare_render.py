@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from seq2seq.analysis.compare import Stat, build_comparison, format_stat, load_runs, render_markdown
-from tests.test_compare import fake_metrics, fake_sweep, write_run
+from tests.helpers.metrics import fake_metrics, fake_sweep, write_run
 
 
 def test_format_stat() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from seq2seq.analysis.compare import find_run_dirs, load_run, resolve_out_dir
 from seq2seq.errors import UserError
-from tests.test_compare import fake_metrics, fake_sweep, write_run
+from tests.helpers.metrics import fake_metrics, fake_sweep, write_run
 
 
 def test_find_run_dirs_searches_recursively_and_dedupes(tmp_path: Path) -> None:
@@ -28,9 +28,10 @@ def test_find_run_dirs_searches_recursively_and_dedupes(tmp_path: Path) -> None:
         ("{not json", "not valid JSON"),
         ("[1, 2]", "expected a JSON object"),
         (json.dumps({"attention": "dot", "seed": 0}), "missing key 'data'"),
-        (json.dumps(fake_metrics() | {"test": {"bleu": 1.0}}), "missing key 'test.chrf'"),
+        (json.dumps(fake_metrics() | {"test": {"bleu": 1.0}}), "missing key 'test.loss'"),
         (json.dumps(fake_metrics() | {"best_step": "ten"}), "'best_step' should be an integer"),
-        (json.dumps(fake_metrics() | {"history": [{"step": 1}]}), "'history' should be"),
+        (json.dumps(fake_metrics() | {"history": [{"step": 1}]}), "key 'history.valid_loss'"),
+        (json.dumps(fake_metrics() | {"history": 5}), "'history' should be a list"),
     ],
 )
 def test_broken_metrics_name_the_file(tmp_path: Path, content: str, fragment: str) -> None:

@@ -4,12 +4,12 @@ names what is wrong, and a typo fails before training."""
 from __future__ import annotations
 
 import pytest
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from seq2seq.config.schema import Config, register_configs, validate
+from seq2seq.config.schema import Config, validate
 from seq2seq.errors import UserError
-from tests.conftest import REPO, run_script
+from tests.helpers.config import compose_config
+from tests.helpers.runs import REPO, run_script
 
 CONF = str(REPO / "conf")
 GROUP_OPTIONS = {
@@ -18,12 +18,6 @@ GROUP_OPTIONS = {
     "model": ["default"],
     "train": ["default"],
 }
-
-
-def compose_config(*overrides: str):
-    register_configs()
-    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        return compose("config", overrides=list(overrides))
 
 
 @pytest.mark.parametrize(

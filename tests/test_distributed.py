@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from seq2seq.errors import UserError
 from seq2seq.training.distributed import (
@@ -22,8 +23,8 @@ from seq2seq.training.distributed import (
     shard,
     worker_overrides,
 )
-from tests.bad_input import PROCESS_TIMEOUT, loss_curve
-from tests.conftest import REPO, TINY_OVERRIDES, run_script, script_env
+from tests.helpers.bad_input import PROCESS_TIMEOUT
+from tests.helpers.runs import REPO, TINY_OVERRIDES, loss_curve, run_script, script_env
 
 EXACT = ["model.dropout=0", "train.num_threads=1", "data.samples=[]"]
 
@@ -79,8 +80,19 @@ def test_launch_checks_name_the_problem() -> None:
         refuse_multirun(two, multirun=True)
 
 
-def test_two_processes_follow_one_process_loss_in_one_run_folder(toy_corpus, tmp_path) -> None:
-    args = tiny("train.max_steps=10", "train.eval_every=10", toy_corpus=toy_corpus)
+def curve(run_dir: Path, tag: str) -> list[tuple[int, float]]:
+    events = EventAccumulator(str(run_dir / "tb"), size_guidance={"scalars": 0})
+    events.Reload()
+    return [(event.step, event.value) for event in events.Scalars(tag)]
+
+
+@pytest.mark.parametrize("guided", [False, True], ids=["plain", "guided"])
+def test_two_processes_follow_one_process_loss_in_one_run_folder(
+    toy_corpus, tmp_path, guided: bool
+) -> None:
+    """The one update under DDP: the same losses as one process (guided alignment too)."""
+    guidance = ["train.alignment_weight=1.0"] if guided else []
+    args = tiny("train.max_steps=10", "train.eval_every=10", *guidance, toy_corpus=toy_corpus)
     single = run_script("train.py", *args, f"hydra.run.dir={tmp_path / 'single'}")
     assert single.returncode == 0, single.stderr[-3000:]
     result = torchrun(*args, cwd=tmp_path)  # Hydra's timestamped default folder
@@ -94,10 +106,13 @@ def test_two_processes_follow_one_process_loss_in_one_run_folder(toy_corpus, tmp
     metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["distributed"] == {"world_size": 2, "backend": "gloo"}
     assert metrics["steps"] == 10
-    one, two = loss_curve(tmp_path / "single"), loss_curve(run)
-    assert [s for s, _ in two] == [s for s, _ in one] == list(range(1, 11))
-    for (step, a), (_, b) in zip(one, two, strict=True):
-        assert b == pytest.approx(a, rel=1e-5), f"step {step}: {a} vs {b}"
+    tags = ["loss/train", "loss/alignment"] if guided else ["loss/train"]
+    for tag in tags:
+        one, two = curve(tmp_path / "single", tag), curve(run, tag)
+        assert [s for s, _ in two] == [s for s, _ in one] == list(range(1, 11))
+        for (step, a), (_, b) in zip(one, two, strict=True):
+            assert b == pytest.approx(a, rel=1e-5), f"{tag} at step {step}: {a} vs {b}"
+    assert loss_curve(run) == curve(run, "loss/train")
 
 
 def rank_pid(torchrun_pid: int, rank: int) -> int | None:

@@ -1,4 +1,6 @@
-"""The fused Bahdanau recurrence: exact gradients, parity with the autograd loop, when it runs."""
+"""The teacher-forced Bahdanau recurrences: exact gradients of the fused one, parity of all three
+(the textbook step loop, the value-gates loop, the fused node) for every attention, and which
+one runs when."""
 
 from __future__ import annotations
 
@@ -8,15 +10,20 @@ import pytest
 import torch
 
 import seq2seq.model.decoder as decoder_module
-from seq2seq.data.vocab import Vocab
-from seq2seq.model import ModelSpec, Seq2Seq
-from seq2seq.model.fused_recurrence import AdditiveScorer, DotScorer, FusedBahdanauRecurrence
+from seq2seq.model.fused_recurrence import (
+    AdditiveScorer,
+    DotScorer,
+    FusedBahdanauRecurrence,
+    MultiHeadScorer,
+)
+from tests.helpers.models import same_model, tiny_model, toy_batch
 
 B, T_T, T_S, H = 3, 4, 5, 3
 # padding in rows 0 and 1, and a row without any real token (its weights must be 0, not NaN)
 MASK = torch.tensor(
     [[True, True, True, True, True], [True, True, False, False, False], [False] * 5]
 )
+HEADS = 2
 
 
 def recurrence_inputs(scorer: str, generator: torch.Generator) -> tuple:
@@ -25,23 +32,31 @@ def recurrence_inputs(scorer: str, generator: torch.Generator) -> tuple:
     def rand(*shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=generator, dtype=torch.float64).requires_grad_()
 
-    common = (rand(B, T_T, 3 * H), rand(B, H), rand(B, T_S, 3 * H), MASK, rand(3 * H, H))
+    positions = HEADS * T_S if scorer == "multihead" else T_S
+    common = (rand(B, T_T, 3 * H), rand(B, H), rand(B, positions, 3 * H), MASK, rand(3 * H, H))
     common += (rand(3 * H),)
     if scorer == "additive":
         return (*common, AdditiveScorer, rand(B, T_S, 4), rand(4, H), rand(4), rand(1, 4))
     if scorer == "dot":  # query layer H -> D_k = 4
         return (*common, DotScorer, rand(B, T_S, 4), rand(4, H), 0.5)
+    if scorer == "multihead":  # 2 heads of size 2: query layer H -> 4
+        return (*common, MultiHeadScorer, rand(B, HEADS, T_S, 2), rand(4, H), rand(4), 0.7)
     return (*common, DotScorer, rand(B, T_S, H), None, 1 / math.sqrt(H))  # dot, D_k == H
 
 
-@pytest.mark.parametrize("scorer", ["additive", "dot", "dot-without-query-layer"])
+@pytest.mark.parametrize("scorer", ["additive", "dot", "dot-without-query-layer", "multihead"])
 def test_gradcheck_float64_with_padding_and_an_empty_row(scorer):
     inputs = recurrence_inputs(scorer, torch.Generator().manual_seed(0))
     assert torch.autograd.gradcheck(FusedBahdanauRecurrence.apply, inputs)
     states, weights = FusedBahdanauRecurrence.apply(*inputs)
-    assert states.shape == (B, T_T, H) and weights.shape == (B, T_T, T_S)
-    assert (weights.transpose(0, 1)[:, ~MASK] == 0).all()  # masked: exactly 0
-    torch.testing.assert_close(weights[:2].sum(-1), torch.ones(2, T_T, dtype=torch.float64))
+    heads = HEADS if scorer == "multihead" else 1
+    assert states.shape == (B, T_T, H) and weights.shape == (B, T_T, heads * T_S)
+    per_head = weights.view(B, T_T, heads, T_S)
+    assert (
+        per_head.permute(0, 2, 1, 3)[~MASK[:, None, None, :].expand(-1, heads, T_T, -1)] == 0
+    ).all()
+    torch.testing.assert_close(per_head[:2].sum(-1), torch.ones(2, T_T, heads, dtype=torch.float64))
+    assert (per_head[2] == 0).all()  # the empty row: zeros, not NaN
     (states.sum() + weights.square().sum()).backward()
     assert all(
         x.grad.isfinite().all()
@@ -50,31 +65,11 @@ def test_gradcheck_float64_with_padding_and_an_empty_row(scorer):
     )
 
 
-def toy_batch(src_vocab: int, tgt_vocab: int) -> tuple[torch.Tensor, ...]:
-    """Five source sentences of lengths 7, 5, 3, 7, 1 (padded) and targets of 6 tokens."""
-    generator = torch.Generator().manual_seed(1)
-    lengths = torch.tensor([7, 5, 3, 7, 1])
-    mask = torch.arange(7)[None] < lengths[:, None]
-    src = torch.randint(4, src_vocab, (5, 7), generator=generator).masked_fill(~mask, Vocab.pad_id)
-    tgt_in = torch.randint(4, tgt_vocab, (5, 6), generator=generator)
-    return src, lengths, mask, tgt_in
-
-
-def build(attention: str, bidirectional: bool = True, dropout: float = 0.1) -> Seq2Seq:
-    torch.manual_seed(0)
-    spec = ModelSpec(
-        20, 25, attention, embed_size=8, hidden_size=16, dropout=dropout,
-        bidirectional=bidirectional, num_heads=2 if attention == "multihead" else 1,
-    )  # fmt: skip
-    return Seq2Seq(spec).train()
-
-
-def run(model: Seq2Seq, fused: bool) -> tuple[torch.Tensor, torch.Tensor | None, dict]:
+def run(model, seed: int = 5) -> tuple[torch.Tensor, torch.Tensor | None, dict]:
     """Logits, weights and every parameter's gradient of one training forward/backward."""
-    model.decoder.fused = fused
     model.zero_grad(set_to_none=True)
-    torch.manual_seed(5)  # the same dropout masks on both paths
-    logits, weights = model(*toy_batch(20, 25), keep_weights=True)
+    torch.manual_seed(seed)  # the same dropout masks on every path
+    logits, weights = model(*toy_batch(), keep_weights=True)
     loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), torch.arange(30) % 25)
     if weights is not None:  # a gradient that reaches the weights directly, too
         loss = loss + weights.square().mean()
@@ -87,19 +82,33 @@ def run(model: Seq2Seq, fused: bool) -> tuple[torch.Tensor, torch.Tensor | None,
 VARIANTS = [("additive", True), ("dot", True), ("dot", False), ("multihead", True), ("none", True)]
 
 
+@pytest.mark.parametrize("recurrence", ["value_gates", "fused"])
 @pytest.mark.parametrize(("attention", "bidirectional"), VARIANTS)
-def test_fused_and_autograd_paths_give_the_same_logits_weights_and_gradients(
-    attention, bidirectional
-):
-    model = build(attention, bidirectional)
-    fused_logits, fused_weights, fused_grads = run(model, fused=True)
-    plain_logits, plain_weights, plain_grads = run(model, fused=False)
-    torch.testing.assert_close(fused_logits, plain_logits, atol=1e-5, rtol=1e-5)
+def test_every_recurrence_equals_the_textbook_step_loop(attention, bidirectional, recurrence):
+    """Dropout 0: the step loop draws a mask per step, the others one per batch."""
+    reference = tiny_model(attention, bidirectional=bidirectional, recurrence="steps").train()
+    fast = same_model(reference, recurrence)
+    ref_logits, ref_weights, ref_grads = run(reference)
+    logits, weights, grads = run(fast)
+    torch.testing.assert_close(logits, ref_logits, atol=1e-5, rtol=1e-5)
     if attention != "none":
-        torch.testing.assert_close(fused_weights, plain_weights, atol=1e-5, rtol=1e-5)
-    assert fused_grads.keys() == plain_grads.keys() == dict(model.named_parameters()).keys()
+        assert weights is not None and weights.shape == ref_weights.shape
+        torch.testing.assert_close(weights, ref_weights, atol=1e-5, rtol=1e-5)
+    assert grads.keys() == ref_grads.keys() == dict(fast.named_parameters()).keys()
+    for name, grad in grads.items():
+        torch.testing.assert_close(grad, ref_grads[name], atol=1e-5, rtol=1e-4, msg=name)
+
+
+@pytest.mark.parametrize(("attention", "bidirectional"), VARIANTS)
+def test_fused_and_value_gates_agree_with_dropout(attention, bidirectional):
+    """Both draw one dropout mask per batch: with dropout on they still agree."""
+    loop = tiny_model(attention, bidirectional=bidirectional, dropout=0.1, recurrence="value_gates")
+    loop.train()
+    fused = same_model(loop, "fused")
+    (loop_logits, _, loop_grads), (fused_logits, _, fused_grads) = run(loop), run(fused)
+    torch.testing.assert_close(fused_logits, loop_logits, atol=1e-5, rtol=1e-5)
     for name, grad in fused_grads.items():
-        torch.testing.assert_close(grad, plain_grads[name], atol=1e-5, rtol=1e-4, msg=name)
+        torch.testing.assert_close(grad, loop_grads[name], atol=1e-5, rtol=1e-4, msg=name)
 
 
 @pytest.fixture
@@ -116,28 +125,33 @@ def fused_calls(monkeypatch) -> list[str]:
     return calls
 
 
-@pytest.mark.parametrize("attention", ["additive", "dot"])
+@pytest.mark.parametrize("attention", ["additive", "dot", "multihead"])
 def test_fused_path_runs_only_while_training_with_full_teacher_forcing(attention, fused_calls):
-    model = build(attention)
-    batch = toy_batch(20, 25)
+    model = tiny_model(attention).train()
+    batch = toy_batch()
     model(*batch)
     assert len(fused_calls) == 1
     with torch.no_grad():
         model(*batch)
     model(*batch, teacher_forcing=0.5)
-    model.decoder.fused = False
-    model(*batch)
+    same_model(model, "value_gates")(*batch)
     assert len(fused_calls) == 1
 
 
-@pytest.mark.parametrize(
-    ("attention", "decoder"),
-    [("multihead", "bahdanau"), ("none", "bahdanau"), ("additive", "luong")],
-)
-def test_uncovered_attention_and_luong_keep_the_autograd_path(attention, decoder, fused_calls):
-    torch.manual_seed(0)
-    spec = ModelSpec(20, 25, attention, embed_size=8, hidden_size=16, num_heads=2, decoder=decoder)
-    model = Seq2Seq(spec).train()
-    logits, _ = model(*toy_batch(20, 25))
+@pytest.mark.parametrize(("attention", "decoder"), [("none", "bahdanau"), ("additive", "luong")])
+def test_no_attention_and_luong_keep_their_own_path(attention, decoder, fused_calls):
+    model = tiny_model(attention, decoder=decoder).train()
+    logits, _ = model(*toy_batch())
     logits.sum().backward()
     assert fused_calls == []
+
+
+def test_the_decoder_says_which_recurrence_runs():
+    model = tiny_model("additive", recurrence="fused").train()
+    memory, _ = model.encode(*toy_batch()[:3])
+    assert model.decoder.recurrence(memory) == "fused"
+    with torch.no_grad():
+        assert model.decoder.recurrence(memory) == "value_gates"
+    assert same_model(model, "steps").decoder.recurrence(memory) == "steps"
+    with pytest.raises(ValueError, match="recurrence='fast'"):
+        tiny_model("additive", recurrence="fast")

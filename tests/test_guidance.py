@@ -17,10 +17,11 @@ from seq2seq.data.batching import ParallelDataset, gold_distribution
 from seq2seq.data.corpus import Pair
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
-from seq2seq.model import ModelSpec, Seq2Seq
-from seq2seq.training.guidance import AlignmentGuide, alignment_loss
+from seq2seq.model import Seq2Seq
+from seq2seq.training.guidance import AlignmentGuide, alignment_loss, guided_weight
 from seq2seq.training.trainer import Trainer
-from tests.conftest import TINY_OVERRIDES, run_script
+from tests.helpers.models import model_for, same_model
+from tests.helpers.runs import TINY_OVERRIDES, run_script
 
 NOTHING_TO_GUIDE = "nothing to guide"
 
@@ -82,14 +83,8 @@ def test_the_loss_averages_over_guided_words_only() -> None:
 
 
 def build(attention: str, decoder: str) -> tuple[Seq2Seq, ParallelDataset]:
-    pairs = aligned_pairs()
-    src_vocab, tgt_vocab = Vocab.build(p.src for p in pairs), Vocab.build(p.tgt for p in pairs)
-    torch.manual_seed(0)
-    spec = ModelSpec(
-        len(src_vocab), len(tgt_vocab), attention, embed_size=8, hidden_size=8, dropout=0.0,
-        num_heads=2 if attention == "multihead" else 1, decoder=decoder,
-    )  # fmt: skip
-    return Seq2Seq(spec), ParallelDataset(pairs, src_vocab, tgt_vocab)
+    model, dataset = model_for(aligned_pairs(), attention, decoder=decoder, hidden_size=8)
+    return model.train(), dataset
 
 
 def guided_grads(model: Seq2Seq, dataset: ParallelDataset) -> dict[str, torch.Tensor]:
@@ -119,16 +114,15 @@ def test_gradients_reach_the_attention_parameters(attention: str, decoder: str) 
     assert grads["encoder.embedding.weight"].abs().sum() > 0  # the keys learn too
 
 
-@pytest.mark.parametrize("attention", ["additive", "dot"])
+@pytest.mark.parametrize("attention", ["additive", "dot", "multihead"])
 def test_the_fused_recurrence_passes_the_same_gradients_through_its_weights(
     attention: str,
 ) -> None:
     """The fused Bahdanau path takes a gradient on its weights output (its backward adds it
-    to the readout's), so guidance needs no fallback: it matches the autograd step loop."""
+    to the readout's), so guidance needs no fallback: it matches the textbook step loop."""
     model, dataset = build(attention, "bahdanau")
     fused = guided_grads(model, dataset)
-    model.decoder.fused = False
-    plain = guided_grads(model, dataset)
+    plain = guided_grads(same_model(model, "steps"), dataset)
     assert fused.keys() == plain.keys()
     for name in fused:
         torch.testing.assert_close(fused[name], plain[name], msg=name)
@@ -155,7 +149,7 @@ def test_the_guide_is_off_by_default_and_logs_once_when_nothing_can_be_guided(
     assert "no weights to guide" in caplog.text
     unaligned = [Pair(p.src, p.tgt) for p in aligned_pairs()]
     guide = AlignmentGuide(1.0, True, unaligned)
-    assert not guide.active and guide.scalars() == {}
+    assert not guide.active
     assert caplog.text.count(NOTHING_TO_GUIDE) == 1
 
 
@@ -179,11 +173,11 @@ def test_a_corpus_without_alignments_trains_and_says_once_there_is_nothing_to_gu
     for step, indices in enumerate(batches):
         # nothing to guide: exactly the unguided update (same dropout draws)
         torch.manual_seed(step)
-        guided_loss = guided.train_step(indices)[0]
+        guided_step = guided.train_step(indices)
         torch.manual_seed(step)
-        assert guided_loss == plain.train_step(indices)[0]
+        assert guided_step == plain.train_step(indices)
+        assert list(guided_step.losses) == ["loss/train"]  # no alignment term to log
     assert caplog.text.count(NOTHING_TO_GUIDE) == 1
-    assert guided.guide.scalars() == {}
 
 
 def test_guiding_lowers_the_alignment_term_on_a_repeated_batch(
@@ -191,13 +185,13 @@ def test_guiding_lowers_the_alignment_term_on_a_repeated_batch(
 ) -> None:
     guided = trainer(tmp_path, toy_corpus, "train.alignment_weight=1.0")
     indices = guided.sampler.batches()[0]
-    _, grad_norm, tokens = guided.train_step(indices)
-    first = guided.guide.last_loss
-    assert first is not None and first > 0 and math.isfinite(grad_norm) and tokens > 0
+    step = guided.train_step(indices)
+    first = step.losses["loss/alignment"]
+    assert first > 0 and math.isfinite(step.grad_norm) and step.tokens > 0
     for _ in range(15):
-        guided.train_step(indices)
-    assert guided.guide.last_loss < first
-    assert guided.guide.scalars() == {"loss/alignment": guided.guide.last_loss}
+        last = guided.train_step(indices)
+    assert list(last.losses) == ["loss/train", "loss/alignment"]
+    assert last.losses["loss/alignment"] < first
 
 
 def test_a_tiny_guided_run_logs_the_alignment_loss(tmp_path: Path, toy_corpus: Path) -> None:
@@ -228,6 +222,21 @@ def test_a_tiny_guided_run_logs_the_alignment_loss(tmp_path: Path, toy_corpus: P
 
 def _test_lines(corpus: Path) -> list[str]:
     return (corpus / "test.tsv").read_text(encoding="utf-8").splitlines()
+
+
+def test_the_normaliser_is_the_gold_rows_total_weight() -> None:
+    """What the alignment term is divided by comes from the pairs alone (under DDP every
+    process computes it for the global batch without communicating)."""
+    pairs = [
+        *aligned_pairs(),
+        Pair(("我", "爱", "猫"), ("I", "love", "the", "cats"), ((0, 0), (1, 1), (2, 3)),
+             ((2, 2), (1, 3))),
+        Pair(("猫",), ("cats",)),  # no alignment at all
+    ]  # fmt: skip
+    for weight in (0.0, 0.5):
+        gold = gold_distribution(pairs, tgt_steps=5, src_steps=5, possible_weight=weight)
+        assert guided_weight(pairs, weight) == pytest.approx(gold.sum().item())
+    assert guided_weight(pairs, 0.5) == 3 + 3 + 1 + 3 + 0.5
 
 
 def test_possible_only_words_are_guided_with_their_own_weight() -> None:

@@ -8,29 +8,16 @@ import logging
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
 
-from seq2seq.config.schema import DataConfig
 from seq2seq.data.corpus import read_tsv
 from seq2seq.data.loading import corpus_spec, load_splits
 from seq2seq.data.synthetic.generator import generate_splits, write_splits
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
-from tests.conftest import REPO, script_env
-from tests.test_config import compose_config
-
-SMALL = {"train_size": 60, "valid_size": 10, "test_size": 10, "max_len": 12}
-
-
-def small_data(directory: Path | None = None, **changes):
-    """A synthetic ``data`` config with small sizes (its default folder unless ``directory``)."""
-    data = OmegaConf.merge(OmegaConf.structured(DataConfig), {**SMALL, **changes})
-    if directory is not None:
-        data.dir = str(directory)
-    return data
+from tests.helpers.config import SMALL, compose_config, small_data
+from tests.helpers.runs import REPO, script_env
 
 
 def test_the_default_folder_is_keyed_by_the_corpus_spec_not_the_training_seed():

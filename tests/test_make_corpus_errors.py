@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bad_input import (
+from tests.helpers.bad_input import (
     Case,
     Outcome,
     Shared,

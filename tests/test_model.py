@@ -12,9 +12,10 @@ from seq2seq.data.corpus import Pair
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.evaluation.scoring import sequence_loss
-from seq2seq.model import ModelSpec, Seq2Seq
+from seq2seq.model import Seq2Seq
 from seq2seq.model.decoder import gru_cell, predicted_tokens
 from seq2seq.model.search import beam_search, greedy_decode
+from tests.helpers.models import model_for
 
 ATTENTIONS = ["none", "additive", "dot", "multihead"]
 DECODERS = ["luong", "bahdanau"]
@@ -49,15 +50,10 @@ def toy_pairs() -> list[Pair]:
 def build(
     attention: str, seed: int = 0, dropout: float = 0.0, decoder: str = "luong"
 ) -> tuple[Seq2Seq, ParallelDataset]:
-    pairs = toy_pairs()
-    src_vocab = Vocab.build(p.src for p in pairs)
-    tgt_vocab = Vocab.build(p.tgt for p in pairs)
-    torch.manual_seed(seed)
-    spec = ModelSpec(
-        len(src_vocab), len(tgt_vocab), attention, embed_size=16, hidden_size=16,
-        dropout=dropout, num_heads=4 if attention == "multihead" else 1, decoder=decoder,
+    return model_for(
+        toy_pairs(), attention, seed=seed, dropout=dropout, decoder=decoder,
+        embed_size=16, hidden_size=16, num_heads=4 if attention == "multihead" else 1,
     )  # fmt: skip
-    return Seq2Seq(spec).eval(), ParallelDataset(pairs, src_vocab, tgt_vocab)
 
 
 def test_gru_cell_equals_torch_gru_cell():

@@ -15,7 +15,7 @@ from seq2seq.evaluation.report import evaluate_run
 from seq2seq.model import Seq2Seq
 from seq2seq.model.checkpoint import Checkpoint, save_checkpoint
 from seq2seq.model.spec import ModelSpec
-from tests.conftest import write_toy_corpus
+from tests.helpers.runs import write_toy_corpus
 
 
 def write_run(run_dir: Path, data_dir: str) -> None:
@@ -41,6 +41,7 @@ def test_a_stored_data_dir_is_never_interpolated(tmp_path, monkeypatch):
     literal = str(tmp_path / "evil_${oc.env:SEQ2SEQ_TEST_SECRET}")
     write_toy_corpus(Path(literal), sizes=(40, 8, 8))
     write_run(tmp_path / "run", literal)
-    scores = evaluate_run(tmp_path / "run", device="cpu")
-    assert scores["bleu"] >= 0.0  # read the folder literally named evil_${...}
+    evaluation = evaluate_run(tmp_path / "run", device="cpu")
+    assert evaluation.scores.bleu >= 0.0  # read the folder literally named evil_${...}
+    assert evaluation.corpus == literal and evaluation.checkpoint == "best.pt"
     assert not (tmp_path / "evil_s3cret").exists()

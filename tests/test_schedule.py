@@ -1,31 +1,58 @@
-"""Learning-rate schedules: linear warm-up and decay to the planned last step; plateau cuts."""
+"""Learning-rate schedules: linear warm-up and decay to the planned last step; plateau cuts;
+each schedule reacts only to its own event; the registry and the schema agree."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from seq2seq.training.schedule import build_scheduler
-from tests.test_config import compose_config
+from seq2seq.config.schema import LR_SCHEDULES
+from seq2seq.training.schedule import SCHEDULES, build_schedule
+from tests.helpers.config import compose_config
+
+
+def optimizer() -> torch.optim.Optimizer:
+    return torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
 
 
 def test_linear_schedule_warms_up_then_falls_to_zero_at_the_last_step():
     cfg = compose_config("train.lr_schedule=linear", "train.lr=1.0", "train.warmup_steps=2")
-    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
-    scheduler = build_scheduler(optimizer, cfg.train, total_steps=6)
+    sgd = optimizer()
+    schedule = build_schedule(sgd, cfg.train, total_steps=6)
     lrs = []
     for _ in range(6):
-        lrs.append(optimizer.param_groups[0]["lr"])
-        optimizer.step()
-        scheduler.step()
+        lrs.append(schedule.lr)
+        sgd.step()
+        schedule.after_update()
+        schedule.after_validation(1.0)  # no effect on a linear schedule
     assert lrs == pytest.approx([0.5, 1.0, 1.0, 0.75, 0.5, 0.25])
-    assert optimizer.param_groups[0]["lr"] == 0.0
+    assert schedule.lr == 0.0
 
 
 def test_plateau_schedule_cuts_the_rate_after_stalled_validations():
     cfg = compose_config("train.lr_schedule=plateau", "train.lr_factor=0.5", "train.lr_patience=1")
-    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
-    scheduler = build_scheduler(optimizer, cfg.train, total_steps=6)
+    schedule = build_schedule(optimizer(), cfg.train, total_steps=6)
     for loss in (1.0, 0.9, 0.95, 0.95):
-        scheduler.step(loss)
-    assert optimizer.param_groups[0]["lr"] == 0.5
+        schedule.after_update()  # no effect on a plateau schedule
+        schedule.after_validation(loss)
+    assert schedule.lr == 0.5
+
+
+@pytest.mark.parametrize("name", LR_SCHEDULES)
+def test_a_schedule_resumes_where_it_stopped(name: str) -> None:
+    cfg = compose_config(f"train.lr_schedule={name}", "train.warmup_steps=2", "train.lr_factor=0.5")
+    first = build_schedule(optimizer(), cfg.train, total_steps=10)
+    for loss in (1.0, 1.0, 1.0):
+        first.after_update()
+        first.after_validation(loss)
+    second = build_schedule(optimizer(), cfg.train, total_steps=10)
+    second.optimizer.load_state_dict(first.optimizer.state_dict())  # as a checkpoint does
+    second.load_state_dict(first.state_dict())
+    for schedule in (first, second):
+        schedule.after_update()
+        schedule.after_validation(1.0)
+    assert second.state_dict() == first.state_dict()
+
+
+def test_every_schedule_the_schema_accepts_exists_and_no_other():
+    assert set(SCHEDULES) == set(LR_SCHEDULES)

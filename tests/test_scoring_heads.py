@@ -9,7 +9,7 @@ import torch
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.synthetic.grammar import Grammar
 from seq2seq.data.vocab import Vocab
-from seq2seq.evaluation.scoring import attention_scores, evaluate_dataset
+from seq2seq.evaluation.scoring import attention_scores, evaluate
 from seq2seq.model import Seq2Seq
 from seq2seq.model.spec import ModelSpec
 
@@ -32,16 +32,17 @@ def test_best_head_is_picked_on_the_selection_split_and_reported_on_this_one() -
     device = torch.device("cpu")
 
     on_valid = attention_scores(model, valid_set, batch_size=8, device=device)
-    scores, _ = evaluate_dataset(
+    scores = evaluate(
         model, test_set, tgt_vocab, batch_size=8, device=device,
         select_head_on=("valid", valid_set),
-    )  # fmt: skip
-    assert scores["best_head_split"] == "valid"
-    assert scores["best_head"] == on_valid["best_head"]
-    assert scores["aer_best_head"] == scores["aer_per_head"][scores["best_head"]]
+    ).alignment  # fmt: skip
+    assert scores is not None and scores.best_head_split == "valid"
+    assert scores.best_head == on_valid["best_head"]
+    assert scores.aer_per_head is not None and scores.best_head is not None
+    assert scores.aer_best_head == scores.aer_per_head[scores.best_head]
     # possible links can only forgive: AER against S and P is at most the sure-only figure
-    assert scores["aer"] <= scores["aer_sure_only"]
+    assert scores.aer_sure_only is not None and scores.aer <= scores.aer_sure_only
 
-    alone, _ = evaluate_dataset(model, test_set, tgt_vocab, batch_size=8, device=device)
-    assert alone["best_head_split"] == "same"
-    assert alone["aer_best_head"] == min(alone["aer_per_head"])
+    alone = evaluate(model, test_set, tgt_vocab, batch_size=8, device=device).alignment
+    assert alone is not None and alone.best_head_split == "same"
+    assert alone.aer_per_head is not None and alone.aer_best_head == min(alone.aer_per_head)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import TOY_LEXICON, run_script
+from tests.helpers.runs import TOY_LEXICON, run_script
 
 
 def test_translate_arguments_stdin_beam_and_heatmaps(tiny_run, tmp_path):
@@ -37,23 +37,26 @@ def test_translate_warns_about_unknown_words(tiny_run):
     assert "unknown words mapped to <unk>: 火星" in result.stderr
 
 
-def test_evaluate_writes_every_metric_and_keeps_the_rest(tiny_run):
+def test_evaluate_records_every_metric_beside_trainings_own(tiny_run, toy_corpus):
     run_dir = tiny_run("multihead")
     before = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
     result = run_script("evaluate.py", str(run_dir), "--split", "valid", "--beam-size", "2")
     assert result.returncode == 0, result.stderr
     assert "BLEU by source length" in result.stdout and "AER best head" in result.stdout
     after = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
-    assert after["test"] == before["test"] and after["history"] == before["history"]
-    valid = after["valid"]
+    for key, value in before.items():  # training's own record, test scores included, intact
+        assert after[key] == value, key
+    (evaluation,) = after["evaluations"].values()
+    assert evaluation["split"] == "valid" and evaluation["checkpoint"] == "best.pt"
+    assert evaluation["step"] == before["best_step"] and evaluation["beam_size"] == 2
+    assert evaluation["corpus"] == str(toy_corpus) and len(evaluation["corpus_sha256"]) == 64
+    valid = evaluation["scores"]
     for key in ("bleu", "chrf", "exact_match", "token_accuracy", "aer", "aer_best_head",
                 "bleu_by_length", "attention_entropy"):  # fmt: skip
-        assert key in valid, key
+        assert valid[key] is not None, key
     assert len(valid["aer_per_head"]) == 4 and valid["beam_size"] == 2
     # a TSV corpus (not the synthetic one) is scored on detokenized text, as MT papers do
-    assert after["bleu_signature"].startswith("nrefs:1|") and "tok:13a" in after["bleu_signature"]
-    for key in ("attention", "seed", "parameters", "steps", "train_seconds"):
-        assert key in after
+    assert valid["bleu_signature"].startswith("nrefs:1|") and "tok:13a" in valid["bleu_signature"]
 
 
 def test_metrics_of_a_run_without_attention_have_null_aer(tiny_run):

@@ -9,17 +9,15 @@ from seq2seq.data.vocab import Vocab
 from seq2seq.model import Seq2Seq
 from seq2seq.model.decoder import rule_out_never_emitted
 from seq2seq.model.search import Hypotheses, beam_search, greedy_decode
-from seq2seq.model.spec import ModelSpec
+from tests.helpers.models import tiny_model
 
 
-def tiny_model(decoder: str) -> Seq2Seq:
+def random_model(decoder: str) -> Seq2Seq:
     """A random model: it rarely emits ``<eos>`` early, so short limits are reached."""
-    torch.manual_seed(3)
-    spec = ModelSpec(
-        src_vocab_size=9, tgt_vocab_size=11, embed_size=6, hidden_size=5, dropout=0.0,
+    return tiny_model(
+        "additive", seed=3, src_vocab=9, tgt_vocab=11, embed_size=6, hidden_size=5,
         decoder=decoder,
     )  # fmt: skip
-    return Seq2Seq(spec).eval()
 
 
 def teacher_forced_scores(model: Seq2Seq, src, src_lengths, src_mask, hyps: Hypotheses):
@@ -37,7 +35,7 @@ def teacher_forced_scores(model: Seq2Seq, src, src_lengths, src_mask, hyps: Hypo
 
 @pytest.mark.parametrize("decoder", ["luong", "bahdanau"])
 def test_greedy_beam1_and_teacher_forced_scores_agree_at_the_length_limit(decoder):
-    model = tiny_model(decoder)
+    model = random_model(decoder)
     src = torch.tensor([[4, 5, 6, 7], [5, 8, 0, 0], [6, 0, 0, 0]])
     src_lengths = torch.tensor([4, 2, 1])
     src_mask = src != Vocab.pad_id

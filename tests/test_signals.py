@@ -13,14 +13,14 @@ from pathlib import Path
 import torch
 
 from seq2seq.model.checkpoint import load_checkpoint
-from tests.bad_input import (
+from tests.helpers.bad_input import (
     PROCESS_TIMEOUT,
     file_signature,
-    loss_curve,
     overrides,
     start_training,
     wait_for,
 )
+from tests.helpers.runs import loss_curve
 
 TEMP_NAME = re.compile(r"\.(last|best)\.pt\.tmp\d+")
 

@@ -15,9 +15,8 @@ from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.evaluation import scoring
 from seq2seq.model.checkpoint import load_checkpoint
-from tests.conftest import run_script
-from tests.test_loading import small_data
-from tests.test_tatoeba import tatoeba_data
+from tests.helpers.config import small_data, tatoeba_data
+from tests.helpers.runs import run_script
 
 ENGLISH = [
     "Tom is waiting for his daughters.",
@@ -94,10 +93,10 @@ def test_bleu_joins_pieces_and_scores_against_the_original_sentences(tmp_path, m
         scoring, "translate_dataset", lambda *a, **k: [list(p.tgt) for p in corpus.test]
     )
     monkeypatch.setattr(scoring, "validation_loss", lambda *a, **k: 0.0)
-    scores, _ = scoring.evaluate_dataset(
+    scores = scoring.evaluate(
         None, dataset, corpus.tgt_vocab, batch_size=4, device=torch.device("cpu"), full=False
     )
-    assert scores["bleu"] == pytest.approx(100.0) and scores["exact_match"] == 1.0
+    assert scores.bleu == pytest.approx(100.0) and scores.exact_match == 1.0
 
 
 def test_corpora_with_word_alignments_stay_word_level(tmp_path):

@@ -1,4 +1,5 @@
-"""Tests for seq2seq.evaluation.summary: the metrics.json contract (RunSummary)."""
+"""Tests for seq2seq.evaluation.summary and .scores: the metrics.json contract (RunSummary,
+Scores, Evaluation)."""
 
 from __future__ import annotations
 
@@ -9,60 +10,17 @@ from typing import Any
 import pytest
 
 from seq2seq.errors import UserError
-from seq2seq.evaluation.summary import RunSummary, record_scores
+from seq2seq.evaluation.scores import Scores
+from seq2seq.evaluation.summary import Evaluation, RunSummary, record_evaluation
 from seq2seq.files import write_json
-
-#: The keys training writes, in the order it writes them.
-TRAINING_KEYS = [
-    "attention",
-    "num_heads",
-    "decoder",
-    "seed",
-    "data",
-    "parameters",
-    "steps",
-    "best_step",
-    "train_seconds",
-    "seconds_to_best",
-    "bleu_signature",
-    "test",
-    "valid_best",
-    "history",
-]
-
-
-def scores(bleu: float = 20.0) -> dict[str, Any]:
-    return {
-        "bleu": bleu,
-        "chrf": 40.0,
-        "exact_match": 0.2,
-        "aer": 0.4,
-        "aer_best_head": None,
-        "attention_entropy": 1.5,
-        "bleu_by_length": {"1-10": 25.0, "11-20": 15.0},
-        "bucket_sizes": {"1-10": 8, "11-20": 2},
-        "bleu_signature": "nrefs:1|tok:none",
-    }
-
-
-def full_metrics() -> dict[str, Any]:
-    """A metrics.json as training writes it (every key, training's order)."""
-    history = [
-        {"step": 10, "valid_loss": 2.0, "train_seconds": 1.5},
-        {"step": 20, "valid_loss": 1.0, "train_seconds": 3.0},
-    ]
-    values = [
-        "additive", 1, "luong", 3, "synthetic", 1234, 24, 20, 3.25, 3.0, "nrefs:1|tok:none",
-        scores(), history[1], history,
-    ]  # fmt: skip
-    return dict(zip(TRAINING_KEYS, values, strict=True))
+from tests.helpers.metrics import TRAINING_KEYS, full_metrics, scores
 
 
 def test_round_trip_is_key_for_key(tmp_path: Path) -> None:
-    data = full_metrics() | {"valid": scores(10.0)}  # evaluate.py --split valid adds a key
+    data = full_metrics() | {"notes": {"kept": True}}  # a key this version does not know
     summary = RunSummary.from_dict(data)
-    assert summary.decoder == "luong" and summary.extra == {"valid": scores(10.0)}
-    assert list(summary.to_dict()) == [*TRAINING_KEYS, "valid"]
+    assert summary.decoder == "luong" and summary.extra == {"notes": {"kept": True}}
+    assert list(summary.to_dict()) == [*TRAINING_KEYS, "notes"]
     assert summary.to_dict() == data
 
     path = tmp_path / "metrics.json"
@@ -72,21 +30,38 @@ def test_round_trip_is_key_for_key(tmp_path: Path) -> None:
     assert RunSummary.load(path) == summary
 
 
+def test_the_fields_are_typed_records() -> None:
+    summary = RunSummary.from_dict(full_metrics())
+    assert isinstance(summary.test, Scores) and summary.test.aer == 0.4
+    assert summary.test.alignment is not None and summary.test.alignment.best_head_split == "valid"
+    assert summary.history[1].valid_loss == 1.0 and summary.valid_best == summary.history[1]
+
+
+def test_scores_without_alignment_write_its_keys_as_null() -> None:
+    quick = Scores(loss=1.0, bleu=2.0, exact_match=0.5, bleu_tokenize="none")
+    data = quick.to_dict()
+    assert data["aer"] is None and data["alignment_report"] is None and data["chrf"] is None
+    assert Scores.from_dict(data) == quick and not quick.is_full
+
+
 def test_older_files_without_newer_fields_load_with_defaults() -> None:
-    newer = ("num_heads", "decoder", "steps", "seconds_to_best", "bleu_signature", "valid_best")
+    newer = (
+        "num_heads", "decoder", "steps", "seconds_to_best", "bleu_signature", "valid_best",
+        "test_checkpoint",
+    )  # fmt: skip
     old = {k: v for k, v in full_metrics().items() if k not in newer}
     summary = RunSummary.from_dict(old)
     assert summary.decoder == "bahdanau" and summary.num_heads == 1
     assert summary.steps is None and summary.seconds_to_best is None
     assert summary.bleu_signature is None and summary.valid_best is None
-    assert summary.test["bleu"] == 20.0
+    assert summary.test.bleu == 20.0 and summary.evaluations == {}
 
 
 def test_old_run_without_aer_scores_loads() -> None:
     data = full_metrics()
-    for key in ("aer", "aer_best_head", "attention_entropy"):
+    for key in ("aer", "aer_sure_only", "aer_best_head", "best_head", "attention_entropy"):
         del data["test"][key]
-    assert "aer" not in RunSummary.from_dict(data).test
+    assert RunSummary.from_dict(data).test.alignment is None
 
 
 def broken(path: tuple[str, ...], value: object = None, *, drop: bool = False) -> dict[str, Any]:
@@ -112,11 +87,14 @@ def broken(path: tuple[str, ...], value: object = None, *, drop: bool = False) -
         (broken(("num_heads",), -1), ("'num_heads' should be a whole number",)),
         (broken(("test",), drop=True), ("missing key 'test'",)),
         (broken(("test", "chrf"), drop=True), ("missing key 'test.chrf'",)),
-        (broken(("test", "aer"), "high"), ("'test.aer' should be a number or null",)),
+        (broken(("test", "aer"), "high"), ("'test.aer' should be a number, got 'high'",)),
         (broken(("test", "bleu_by_length"), {"1-10": "x"}), ("'test.bleu_by_length'",)),
+        (broken(("test", "bleu_tokenize"), "intl"), ("'test.bleu_tokenize' should be",)),
         (broken(("train_seconds",), None), ("'train_seconds' should be a number",)),
-        (broken(("history",), [{"step": 1}]), ("'history' should be a list of",)),
+        (broken(("history",), [{"step": 1}]), ("missing key 'history.valid_loss'",)),
+        (broken(("history",), 3), ("'history' should be a list of objects",)),
         (broken(("valid_best",), 3), ("'valid_best' should be an object",)),
+        (broken(("evaluations",), {"x": {"step": 1}}), ("missing key 'evaluations.checkpoint'",)),
     ],
 )
 def test_validation_errors_are_one_line_naming_file_and_field(
@@ -140,32 +118,43 @@ def test_load_names_the_file_when_unreadable(tmp_path: Path) -> None:
     assert str(path) in str(caught.value) and "\n" not in str(caught.value)
 
 
-def test_record_scores_rewrites_one_split_and_keeps_the_rest(tmp_path: Path) -> None:
+def evaluation(checkpoint: str = "last.pt", beam: int = 1, bleu: float = 30.0) -> Evaluation:
+    return Evaluation(
+        checkpoint=checkpoint,
+        step=24,
+        split="test",
+        beam_size=beam,
+        corpus="data/x",
+        corpus_sha256="ab" * 32,
+        scores=Scores.from_dict(scores(bleu) | {"beam_size": beam}),
+    )
+
+
+def test_an_evaluation_is_kept_beside_trainings_own_test_scores(tmp_path: Path) -> None:
     path = tmp_path / "metrics.json"
     write_json(path, full_metrics())
-    new = scores(30.0) | {"bleu_signature": "nrefs:1|new"}
-    record_scores(path, "test", new)
+    record_evaluation(path, evaluation("last.pt", bleu=30.0))
+    record_evaluation(path, evaluation("best.pt", beam=5, bleu=31.0))
+    record_evaluation(path, evaluation("last.pt", bleu=32.0))  # the same key: replaced
     after = json.loads(path.read_text(encoding="utf-8"))
-    assert list(after) == TRAINING_KEYS
-    assert after["test"] == new and after["bleu_signature"] == "nrefs:1|new"
-    assert after["history"] == full_metrics()["history"]
+    assert list(after) == [*TRAINING_KEYS, "evaluations"]
+    assert after["test"] == full_metrics()["test"]  # training's own result, untouched
+    assert after["bleu_signature"] == full_metrics()["bleu_signature"]
+    kept = after["evaluations"]
+    assert sorted(kept) == ["test best.pt beam=5 data/x", "test last.pt beam=1 data/x"]
+    last = kept["test last.pt beam=1 data/x"]
+    assert last["scores"]["bleu"] == 32.0 and last["step"] == 24
+    assert last["corpus_sha256"] == "ab" * 32 and last["checkpoint"] == "last.pt"
+    assert RunSummary.load(path).evaluations["test best.pt beam=5 data/x"].beam_size == 5
 
-    record_scores(path, "valid", scores(5.0))
-    after = json.loads(path.read_text(encoding="utf-8"))
-    assert list(after) == [*TRAINING_KEYS, "valid"] and after["test"] == new
 
-
-def test_record_scores_without_a_training_summary(tmp_path: Path) -> None:
+def test_evaluations_without_a_training_summary(tmp_path: Path) -> None:
     """A run stopped before its test has no summary: evaluations alone fill the file."""
     path = tmp_path / "metrics.json"
-    record_scores(path, "valid", scores(5.0))
-    record_scores(path, "test", scores(6.0))
+    record_evaluation(path, evaluation("last.pt"))
+    record_evaluation(path, evaluation("last.pt", beam=5))
     after = json.loads(path.read_text(encoding="utf-8"))
-    assert after == {
-        "valid": scores(5.0),
-        "bleu_signature": "nrefs:1|tok:none",
-        "test": scores(6.0),
-    }
+    assert list(after) == ["evaluations"] and len(after["evaluations"]) == 2
 
 
 def test_training_writes_a_summary_that_round_trips(tiny_run) -> None:
@@ -173,4 +162,6 @@ def test_training_writes_a_summary_that_round_trips(tiny_run) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     assert list(data) == [*TRAINING_KEYS, "distributed"]
     assert data["distributed"] == {"world_size": 1, "backend": None}
+    assert data["test_checkpoint"] == "best.pt"
+    assert list(data["test"]) == list(scores())  # the layout evaluation writes
     assert RunSummary.load(path).to_dict() == data

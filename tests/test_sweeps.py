@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.conftest import TINY_OVERRIDES, run_script
+from tests.helpers.runs import TINY_OVERRIDES, run_script
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is None,

@@ -19,10 +19,9 @@ from seq2seq.evaluation import scoring
 from seq2seq.evaluation.scoring import bleu_inputs
 from seq2seq.evaluation.summary import RunSummary
 from seq2seq.model.checkpoint import load_checkpoint
-from tests.conftest import REPO, run_script
-from tests.test_config import compose_config
-from tests.test_loading import small_data
-from tests.test_summary import full_metrics
+from tests.helpers.config import small_data, tatoeba_data
+from tests.helpers.metrics import full_metrics
+from tests.helpers.runs import REPO, run_script
 
 SHIPPED = REPO / "data" / "tatoeba" / "cmn-eng.txt.xz"
 README = REPO / "data" / "tatoeba" / "README.md"
@@ -48,10 +47,6 @@ def small_corpus(n: int = 60) -> str:
 def real_pair(text: str) -> Pair:
     """A pair of a lowercased, punctuation-split corpus that kept its raw target."""
     return Pair(("x",), tokenize_tgt(text, True, True), tgt_raw=RawTarget(text, True, True))
-
-
-def tatoeba_data(**changes):
-    return compose_config("data=tatoeba", *(f"data.{k}={v}" for k, v in changes.items())).data
 
 
 def test_config_reads_the_shipped_file_and_nothing_else():
@@ -149,7 +144,7 @@ def test_synthetic_pairs_keep_tokenized_scoring():
     assert "tok:none" in scored.bleu(scored.hypotheses, scored.references).signature
 
 
-def test_evaluate_dataset_records_how_bleu_was_computed(monkeypatch):
+def test_evaluation_records_how_bleu_was_computed(monkeypatch):
     raw = ["Tom, come here right now!", "I'm from Canada, not the U.S."]
     pairs = [real_pair(r) for r in raw]
     src_vocab = Vocab.build([p.src for p in pairs], 1)
@@ -158,19 +153,19 @@ def test_evaluate_dataset_records_how_bleu_was_computed(monkeypatch):
     # A perfect translator: only the scoring is under test here.
     monkeypatch.setattr(scoring, "translate_dataset", lambda *a, **k: [list(p.tgt) for p in pairs])
     monkeypatch.setattr(scoring, "validation_loss", lambda *a, **k: 0.0)
-    scores, _ = scoring.evaluate_dataset(
+    scores = scoring.evaluate(
         None, dataset, tgt_vocab, batch_size=2, device=torch.device("cpu"), full=False
     )
-    assert scores["bleu_tokenize"] == "13a" and scores["bleu"] == pytest.approx(100.0)
+    assert scores.bleu_tokenize == "13a" and scores.bleu == pytest.approx(100.0)
 
 
 def test_metrics_json_accepts_how_bleu_was_computed():
     data = full_metrics()
     for tokenize in ("13a", "none"):
         data["test"]["bleu_tokenize"] = tokenize
-        assert RunSummary.from_dict(data).test["bleu_tokenize"] == tokenize
+        assert RunSummary.from_dict(data).test.bleu_tokenize == tokenize
     del data["test"]["bleu_tokenize"]
-    assert "bleu_tokenize" not in RunSummary.from_dict(data).test  # older files still load
+    assert RunSummary.from_dict(data).test.bleu_tokenize is None  # older files still load
     data["test"]["bleu_tokenize"] = "intl"
     with pytest.raises(UserError, match=r"'test\.bleu_tokenize' should be"):
         RunSummary.from_dict(data)

@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from tests.conftest import TINY_OVERRIDES, run_script
+from tests.helpers.runs import TINY_OVERRIDES, run_script
 
 
 def scalar_tags(run_dir: Path) -> EventAccumulator:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.bad_input import (
+from tests.helpers.bad_input import (
     Case,
     Outcome,
     check_fails_cleanly,

@@ -13,7 +13,7 @@ from seq2seq.config.compose import load_config
 from seq2seq.training.state import TrainState
 from seq2seq.training.tblog import RunLogger
 from seq2seq.training.trainer import Trainer
-from tests.conftest import TINY_OVERRIDES
+from tests.helpers.runs import TINY_OVERRIDES
 
 
 @pytest.fixture
@@ -24,10 +24,10 @@ def trainer(tmp_path: Path, toy_corpus: Path) -> Trainer:
     return Trainer(cfg, tmp_path / "run")
 
 
-def fit(trainer: Trainer, tmp_path: Path, **kwargs: object) -> None:
+def fit(trainer: Trainer, tmp_path: Path, **kwargs: object) -> str:
     logger = RunLogger(tmp_path / "tb")
     try:
-        trainer.fit(logger, **kwargs)  # type: ignore[arg-type]
+        return trainer.fit(logger, **kwargs)  # type: ignore[arg-type]
     finally:
         logger.close()
 
@@ -37,10 +37,10 @@ def test_train_step_updates_the_weights_and_reports_loss_norm_and_tokens(
 ) -> None:
     indices = trainer.sampler.batches()[0]
     before = [p.detach().clone() for p in trainer.model.parameters()]
-    loss, grad_norm, tokens = trainer.train_step(indices)
-    assert math.isfinite(loss) and loss > 0
-    assert math.isfinite(grad_norm) and grad_norm > 0
-    assert tokens == trainer.train_set.collate(indices).num_tgt_tokens > 0
+    result = trainer.train_step(indices)
+    assert result.finite and result.loss > 0 and list(result.losses) == ["loss/train"]
+    assert math.isfinite(result.grad_norm) and result.grad_norm > 0
+    assert result.tokens == trainer.train_set.collate(indices).num_tgt_tokens > 0
     after = list(trainer.model.parameters())
     assert any(not torch.equal(b, a) for b, a in zip(before, after, strict=True))
     assert trainer.state.step == 0  # fit owns the position, not the step
@@ -48,9 +48,9 @@ def test_train_step_updates_the_weights_and_reports_loss_norm_and_tokens(
 
 def test_train_step_lowers_the_loss_on_a_repeated_batch(trainer: Trainer) -> None:
     indices = trainer.sampler.batches()[0]
-    first = trainer.train_step(indices)[0]
+    first = trainer.train_step(indices).loss
     for _ in range(5):
-        last = trainer.train_step(indices)[0]
+        last = trainer.train_step(indices).loss
     assert last < first
 
 
@@ -66,11 +66,33 @@ def test_stop_condition_ends_fit_at_the_step_it_first_holds(
     fit(trainer, tmp_path, should_stop=at_five)
     assert trainer.state.step == 5  # max_steps is 24
     assert seen[0] == 0 and seen[-1] == 5 and seen == sorted(seen)
-    assert [h["step"] for h in trainer.state.history] == [5]  # the closing validation
+    assert [h.step for h in trainer.state.history] == [5]  # the closing validation
     assert (trainer.ckpt_dir / "last.pt").is_file()
 
 
 def test_fit_without_a_stop_condition_runs_to_max_steps(trainer: Trainer, tmp_path: Path) -> None:
     fit(trainer, tmp_path)
     assert trainer.state.step == trainer.cfg.train.max_steps == 24
-    assert [h["step"] for h in trainer.state.history] == [12, 24]
+    assert [h.step for h in trainer.state.history] == [12, 24]
+
+
+def test_fit_says_why_it_stopped_and_patience_counts_from_the_best(
+    trainer: Trainer, tmp_path: Path
+) -> None:
+    trainer.cfg.train.eval_every = 2
+    trainer.cfg.train.patience = 2
+    trainer.cfg.train.lr = 1e-9  # nothing improves: patience runs out after the first best
+    trainer.optimizer.param_groups[0]["lr"] = 1e-9
+    reason = fit(trainer, tmp_path)
+    state = trainer.state
+    assert "train.patience" in reason and state.bad_evals == 2
+    assert state.best is not None and state.best.step == state.history[-3].step
+    assert state.step == state.history[-1].step < 24
+
+
+def test_the_exact_match_target_stops_at_the_first_validation_reaching_it(
+    trainer: Trainer, tmp_path: Path
+) -> None:
+    trainer.cfg.train.stop_at_exact_match = 0.0
+    reason = fit(trainer, tmp_path)
+    assert trainer.state.step == 12 and "stop_at_exact_match" in reason

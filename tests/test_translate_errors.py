@@ -6,7 +6,7 @@ import pytest
 
 from seq2seq.errors import UserError
 from seq2seq.evaluation.inference import TrainedRun
-from tests.bad_input import (
+from tests.helpers.bad_input import (
     Case,
     Outcome,
     check_fails_cleanly,

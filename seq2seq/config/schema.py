@@ -17,10 +17,13 @@ from omegaconf import DictConfig, OmegaConf
 
 from seq2seq.data.synthetic.generator import CorpusSpec
 from seq2seq.errors import UserError
-from seq2seq.model import DECODER_TYPES
-from seq2seq.model.attention import ATTENTION_TYPES
+from seq2seq.model.names import ATTENTION_NAMES, DECODER_TYPES
 
+#: ``train.lr_schedule`` values (seq2seq.training.schedule.SCHEDULES builds each) and
+#: ``train.select_best`` rules (seq2seq.training.selection.SELECTION_RULES); tests hold
+#: these lists equal to the registries, which import torch.
 LR_SCHEDULES = ("linear", "plateau")
+SELECTION_RULES = ("exact_match", "bleu", "loss")
 #: The synthetic corpus' default folder, keyed by its generator settings (relative interpolation
 #: within ``data``; checkpoints store it resolved).
 SYNTHETIC_DIR = (
@@ -111,7 +114,7 @@ class ModelConfig:
 
 @dataclass
 class AttentionConfig:
-    type: str = _f("additive", f"One of {', '.join(ATTENTION_TYPES)}.")
+    type: str = _f("additive", f"One of {', '.join(ATTENTION_NAMES)}.")
     num_heads: int = _f(1, "Heads of multi-head attention (must divide 2·hidden_size).")
     hidden_size: int | None = _f(
         None, "Additive attention's hidden size; null = model.hidden_size."
@@ -126,7 +129,15 @@ class TrainConfig:
     max_steps: int = _f(0, "Stop after this many updates (0 = no limit).")
     max_epochs: int = _f(10, "Stop after this many passes over the training data.")
     eval_every: int = _f(250, "Validate (loss, greedy BLEU, exact match, heatmaps) every N steps.")
-    patience: int = _f(4, "Stop after this many validations without a better valid BLEU.")
+    patience: int = _f(
+        4, "Stop after this many validations without a better model (see select_best)."
+    )
+    select_best: str = _f(
+        "bleu",
+        "Which validation's model becomes best.pt (and is tested): exact_match (higher valid "
+        "exact match, then lower valid loss), bleu (higher valid BLEU, then lower loss) or "
+        "loss (lower valid loss).",
+    )
     label_smoothing: float = _f(
         0.0,
         "Label smoothing of the training loss (e.g. 0.1; 0 = off). loss/train is then the "
@@ -200,8 +211,8 @@ def validate(cfg: DictConfig | Config) -> None:
     """Check ranges and combinations Hydra's type check cannot; raise :class:`UserError`."""
     a, m, t, d = cfg.attention, cfg.model, cfg.train, cfg.data
     _check(
-        a.type in ATTENTION_TYPES,
-        f"attention.type={a.type!r} is unknown; choose one of {', '.join(ATTENTION_TYPES)}",
+        a.type in ATTENTION_NAMES,
+        f"attention.type={a.type!r} is unknown; choose one of {', '.join(ATTENTION_NAMES)}",
     )
     _check(
         m.decoder in DECODER_TYPES,
@@ -242,6 +253,11 @@ def validate(cfg: DictConfig | Config) -> None:
     _check(
         t.lr_schedule in LR_SCHEDULES,
         f"train.lr_schedule={t.lr_schedule!r} is unknown; choose one of {', '.join(LR_SCHEDULES)}",
+    )
+    _check(
+        t.select_best in SELECTION_RULES,
+        f"train.select_best={t.select_best!r} is unknown; choose one of "
+        f"{', '.join(SELECTION_RULES)}",
     )
     _check(0.0 < t.lr_factor < 1.0, f"train.lr_factor must be in (0, 1), got {t.lr_factor}")
     _check(

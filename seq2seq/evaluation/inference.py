@@ -47,6 +47,7 @@ class TrainedRun:
     config: dict[str, Any]
     max_src_len: int
     corpus_sha256: str | None = None
+    step: int = 0  # the checkpoint's training step
 
     @classmethod
     def load(
@@ -74,6 +75,7 @@ class TrainedRun:
             payload.config,
             payload.max_src_len,
             payload.corpus_sha256,
+            int(payload.state.get("step", 0)),
         )
 
     @property

@@ -10,8 +10,10 @@ from seq2seq.data.loading import check_same_file, load_splits, segment_targets
 from seq2seq.errors import UserError
 from seq2seq.evaluation.alignment_report import format_report
 from seq2seq.evaluation.inference import TrainedRun
-from seq2seq.evaluation.scoring import evaluate_dataset
-from seq2seq.evaluation.summary import METRICS_FILE, record_scores
+from seq2seq.evaluation.scores import Scores
+from seq2seq.evaluation.scoring import evaluate
+from seq2seq.evaluation.summary import Evaluation
+from seq2seq.files import file_sha256
 from seq2seq.runtime import resolve_device
 
 
@@ -24,8 +26,9 @@ def evaluate_run(
     checkpoint: str = "best.pt",
     data_dir: str | None = None,
     device: str = "auto",
-) -> dict[str, Any]:
-    """Full metrics of a run's checkpoint on ``split``, merged into ``metrics.json``."""
+) -> Evaluation:
+    """Full metrics of a run's checkpoint on ``split``, with what produced them; nothing is
+    written (:func:`seq2seq.evaluation.summary.record_evaluation` does that)."""
     if beam_size < 1 or batch_size < 1:
         raise UserError("--beam-size and --batch-size must be at least 1")
     run = TrainedRun.load(run_dir, checkpoint, device=str(resolve_device(device)))
@@ -44,7 +47,7 @@ def evaluate_run(
         splits = segment_targets(splits, run.tgt_vocab.subwords)
     dataset = ParallelDataset(splits[split], run.src_vocab, run.tgt_vocab)
     valid = ParallelDataset(splits["valid"], run.src_vocab, run.tgt_vocab)
-    scores, _ = evaluate_dataset(
+    scores = evaluate(
         run.model,
         dataset,
         run.tgt_vocab,
@@ -53,37 +56,46 @@ def evaluate_run(
         beam_size=beam_size,
         select_head_on=("valid", valid) if split != "valid" else None,
     )
-    record_scores(Path(run_dir) / METRICS_FILE, split, scores)
-    return scores
+    source = Path(data["path"]) if data.get("path") else Path(data["dir"]) / f"{split}.tsv"
+    return Evaluation(
+        checkpoint=checkpoint,
+        step=run.step,
+        split=split,
+        beam_size=beam_size,
+        corpus=str(data.get("path") or data["dir"]),
+        corpus_sha256=file_sha256(source) if source.is_file() else None,
+        scores=scores,
+    )
 
 
-def format_metrics(scores: dict[str, Any], title: str = "") -> str:
+def format_metrics(scores: Scores, title: str = "") -> str:
     """A small text table of the headline metrics, BLEU by source length and (when present)
     a few lines of the alignment error report."""
 
     def number(value: Any, scale: float = 1.0) -> str:
         return "n/a" if value is None else f"{value * scale:.2f}"
 
+    alignment = scores.alignment
     rows = [
-        ("BLEU", number(scores["bleu"])),
-        ("chrF", number(scores.get("chrf"))),
-        ("exact match %", number(scores["exact_match"], 100)),
-        ("token accuracy %", number(scores.get("token_accuracy"), 100)),
-        ("AER (sure + possible)", number(scores.get("aer"), 1)),
-        ("AER (sure only)", number(scores.get("aer_sure_only"), 1)),
-        ("AER best head", number(scores.get("aer_best_head"), 1)),
-        ("attention entropy", number(scores.get("attention_entropy"))),
-        ("loss", number(scores["loss"])),
+        ("BLEU", number(scores.bleu)),
+        ("chrF", number(scores.chrf)),
+        ("exact match %", number(scores.exact_match, 100)),
+        ("token accuracy %", number(scores.token_accuracy, 100)),
+        ("AER (sure + possible)", number(alignment and alignment.aer)),
+        ("AER (sure only)", number(alignment and alignment.aer_sure_only)),
+        ("AER best head", number(alignment and alignment.aer_best_head)),
+        ("attention entropy", number(alignment and alignment.attention_entropy)),
+        ("loss", number(scores.loss)),
     ]
     lines = [title] if title else []
     lines += [f"  {name:<20}{value:>10}" for name, value in rows]
-    if scores.get("bleu_by_length"):
+    if scores.bleu_by_length:
         lines.append("  BLEU by source length:")
-        sizes = scores.get("bucket_sizes", {})
-        for bucket, bleu in scores["bleu_by_length"].items():
+        sizes = scores.bucket_sizes or {}
+        for bucket, bleu in scores.bleu_by_length.items():
             lines.append(f"    {bucket:<8}{bleu:>8.2f}   (n={sizes.get(bucket, '?')})")
-    if scores.get("alignment_report"):
-        lines += format_report(scores["alignment_report"])
-    if scores.get("bleu_signature"):
-        lines.append(f"  {scores['bleu_signature']}")
+    if alignment is not None and alignment.alignment_report:
+        lines += format_report(alignment.alignment_report)
+    if scores.bleu_signature:
+        lines.append(f"  {scores.bleu_signature}")
     return "\n".join(lines)

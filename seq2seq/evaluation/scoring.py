@@ -4,7 +4,7 @@ and the alignment error report."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -18,6 +18,7 @@ from seq2seq.data.subwords import Subwords
 from seq2seq.data.vocab import Vocab
 from seq2seq.evaluation import alignment_report, metrics
 from seq2seq.evaluation.extract import extract_attention_weights
+from seq2seq.evaluation.scores import AlignmentScores, Scores
 from seq2seq.model import Seq2Seq
 from seq2seq.model.search import decode
 
@@ -179,7 +180,7 @@ def bleu_description(pairs: Sequence[Pair]) -> str:
     return "tokenized text (tok:none) on purpose; sacrebleu's warning is off"
 
 
-def evaluate_dataset(
+def evaluate(
     model: Seq2Seq,
     dataset: ParallelDataset,
     tgt_vocab: Vocab,
@@ -189,15 +190,11 @@ def evaluate_dataset(
     beam_size: int = 1,
     full: bool = True,
     select_head_on: tuple[str, ParallelDataset] | None = None,
-) -> tuple[dict, list[list[str]]]:
-    """Metrics of ``model`` on ``dataset`` and its translations.
-
-    Always: loss, bleu, bleu_tokenize (``"13a"`` or ``"none"``, see :func:`bleu_inputs`),
-    exact_match. With ``full``: chrf, token_accuracy, bleu_by_length (bucket -> BLEU) with
-    counts, bleu_signature, and — when the model has attention and
-    every pair has a gold alignment — aer (sure and possible links), aer_sure_only,
-    aer_per_head, best_head, aer_best_head, best_head_split, attention_entropy and
-    alignment_report (:func:`alignment_report.alignment_report`) (else None).
+) -> Scores:
+    """The :class:`Scores` of ``model`` on ``dataset``: quick (loss, BLEU, exact match; what
+    validation needs) or ``full`` (plus chrF, token accuracy, BLEU by source length, the BLEU
+    signature and, when the model has attention and every pair a gold alignment, the
+    :class:`AlignmentScores` with the alignment error report).
 
     The best head is picked on ``select_head_on`` = (name, split) — pass
     ``("valid", valid_set)`` when scoring test, so the reported head is not chosen on test —
@@ -211,53 +208,57 @@ def evaluate_dataset(
     references = [list(p.tgt) for p in dataset.pairs]
     scored = bleu_inputs(hypotheses, dataset.pairs, tgt_vocab.subwords)
     bleu = scored.bleu(scored.hypotheses, scored.references)
-    result: dict = {
-        "loss": validation_loss(model, dataset, batch_size, device),
-        "bleu": bleu.score,
-        "bleu_tokenize": scored.tokenize,
-        "exact_match": metrics.exact_match(hypotheses, references),
-    }
+    quick = Scores(
+        loss=validation_loss(model, dataset, batch_size, device),
+        bleu=bleu.score,
+        exact_match=metrics.exact_match(hypotheses, references),
+        bleu_tokenize=scored.tokenize,
+        beam_size=beam_size,
+    )
     if not full:
-        return result, hypotheses
+        return quick
     src_lengths = [len(p.src) for p in dataset.pairs]
-    result |= {
-        "chrf": scored.chrf(scored.hypotheses, scored.references).score,
-        "token_accuracy": metrics.token_accuracy(hypotheses, references),
-        "bleu_by_length": metrics.bleu_by_length(
+    alignment = None
+    if model.attention.has_weights and _has_gold(dataset):
+        alignment = _alignment_scores(model, dataset, batch_size, device, select_head_on)
+    return replace(
+        quick,
+        chrf=scored.chrf(scored.hypotheses, scored.references).score,
+        token_accuracy=metrics.token_accuracy(hypotheses, references),
+        bleu_by_length=metrics.bleu_by_length(
             scored.hypotheses, scored.references, src_lengths, score=scored.bleu
         ),
-        "bucket_sizes": {k: len(v) for k, v in metrics.bucket_indices(src_lengths).items()},
-        "bleu_signature": bleu.signature,
-        "beam_size": beam_size,
-        "aer": None,
-        "aer_sure_only": None,
-        "aer_best_head": None,
-        "best_head": None,
-        "best_head_split": None,
-        "aer_per_head": None,
-        "attention_entropy": None,
-        "alignment_report": None,
-    }
-    if model.attention.has_weights and _has_gold(dataset):
-        head, head_split = None, "same"
-        if select_head_on is not None:
-            name, selection = select_head_on
-            if selection.pairs and _has_gold(selection):
-                chosen = attention_scores(model, selection, batch_size=batch_size, device=device)
-                head, head_split = int(chosen["best_head"]), name
-        collected = gold_attention(model, dataset, batch_size=batch_size, device=device)
-        scores = collected.scores(head)
-        result |= {
-            "aer": scores["aer"],
-            "aer_sure_only": scores["aer_sure_only"],
-            "aer_best_head": scores["aer_best_head"],
-            "best_head": scores["best_head"],
-            "best_head_split": head_split,
-            "aer_per_head": scores["aer_per_head"],
-            "attention_entropy": scores["entropy"],
-            "alignment_report": collected.report(),
-        }
-    return result, hypotheses
+        bucket_sizes={k: len(v) for k, v in metrics.bucket_indices(src_lengths).items()},
+        bleu_signature=bleu.signature,
+        alignment=alignment,
+    )
+
+
+def _alignment_scores(
+    model: Seq2Seq,
+    dataset: ParallelDataset,
+    batch_size: int,
+    device: torch.device,
+    select_head_on: tuple[str, ParallelDataset] | None,
+) -> AlignmentScores:
+    head, head_split = None, "same"
+    if select_head_on is not None:
+        name, selection = select_head_on
+        if selection.pairs and _has_gold(selection):
+            chosen = attention_scores(model, selection, batch_size=batch_size, device=device)
+            head, head_split = int(chosen["best_head"]), name
+    collected = gold_attention(model, dataset, batch_size=batch_size, device=device)
+    scores = collected.scores(head)
+    return AlignmentScores(
+        aer=float(scores["aer"]),
+        aer_sure_only=float(scores["aer_sure_only"]),
+        aer_best_head=float(scores["aer_best_head"]),
+        best_head=int(scores["best_head"]),
+        best_head_split=head_split,
+        aer_per_head=[float(x) for x in scores["aer_per_head"]],  # type: ignore[union-attr]
+        attention_entropy=float(scores["entropy"]),
+        alignment_report=collected.report(),
+    )
 
 
 def _has_gold(dataset: ParallelDataset) -> bool:

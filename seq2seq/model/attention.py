@@ -13,6 +13,11 @@ and a row without any real token gets all-zero weights and a zero context (never
 
 Work that depends only on the keys (e.g. Bahdanau's ``U_a k``) is done once per batch by
 :meth:`Attention.prepare`; the decoder then calls :meth:`Attention.attend` at every step.
+
+Every mechanism with weights also says how its context depends on them
+(:meth:`Attention.context_values`): linearly, ``context = weights · U + b`` over the
+flattened (heads · T_s) positions. A decoder that feeds the context into its recurrence uses
+that to project ``U`` once per batch instead of the context at every step.
 """
 
 from __future__ import annotations
@@ -24,7 +29,20 @@ from typing import ClassVar, NamedTuple
 import torch
 from torch import Tensor, nn
 
+from seq2seq.model.names import ATTENTION_NAMES
 from seq2seq.model.spec import ModelSpec
+
+
+class ContextValues(NamedTuple):
+    """The context as a linear function of the weights:
+    ``context = weights.flatten(heads, T_s) @ values + bias``.
+
+    values: (B, heads · T_s, D_k)  per head and source position, what its weight brings in
+    bias:   (B, D_k) or None       zero for a batch row without real tokens
+    """
+
+    values: Tensor
+    bias: Tensor | None
 
 
 class Memory(NamedTuple):
@@ -62,10 +80,6 @@ class Attention(nn.Module, ABC):
     has_weights: ClassVar[bool] = True
     num_heads: int
     context_size: int
-    # True when the context is exactly ``weights @ memory.values`` (one head, no output
-    # layer): a consumer may then project the values once per batch instead of projecting
-    # the context at every step (see :meth:`attention_weights`).
-    averages_values: bool = False
 
     @abstractmethod
     def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
@@ -82,9 +96,16 @@ class Attention(nn.Module, ABC):
         context, weights = self._attend(query.unsqueeze(1), memory)
         return context.squeeze(1), None if weights is None else weights.squeeze(2)
 
-    def attention_weights(self, query: Tensor, memory: Memory) -> Tensor:
-        """Step form, weights only: query (B, D_q) -> (B, 1, T_s); needs ``averages_values``."""
-        raise NotImplementedError(f"{type(self).__name__} does not average the values")
+    def step_weights(self, query: Tensor, memory: Memory) -> Tensor:
+        """Step form, weights only: query (B, D_q) -> (B, heads, T_s)."""
+        weights = self._attend(query.unsqueeze(1), memory)[1]
+        assert weights is not None, f"{type(self).__name__} has no weights"
+        return weights.squeeze(2)
+
+    def context_values(self, memory: Memory) -> ContextValues | None:
+        """How the context depends on the weights (see :class:`ContextValues`); None without
+        weights."""
+        return None
 
     def forward(self, query: Tensor, keys: Tensor, mask: Tensor) -> tuple[Tensor, Tensor | None]:
         return self.attend(query, self.prepare(keys, mask))
@@ -133,7 +154,6 @@ class SingleHeadAttention(Attention):
     """One distribution over the source; the context is the weighted average of the keys."""
 
     num_heads = 1
-    averages_values = True
 
     @abstractmethod
     def _weights(self, query: Tensor, memory: Memory) -> Tensor:
@@ -143,8 +163,11 @@ class SingleHeadAttention(Attention):
         weights = self._weights(query, memory)
         return weights @ memory.values, weights.unsqueeze(1)
 
-    def attention_weights(self, query: Tensor, memory: Memory) -> Tensor:
+    def step_weights(self, query: Tensor, memory: Memory) -> Tensor:
         return self._weights(query.unsqueeze(1), memory)  # (B, 1, T_s)
+
+    def context_values(self, memory: Memory) -> ContextValues:
+        return ContextValues(memory.values, None)  # the context is the weighted average
 
 
 class AdditiveAttention(SingleHeadAttention):
@@ -233,25 +256,43 @@ class MultiHeadAttention(Attention):
             self._split_heads(self.key_layer(keys)), self._split_heads(self.value_layer(keys)), mask
         )
 
-    def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor]:
+    def _weights(self, query: Tensor, memory: Memory) -> Tensor:
+        """query (B, T_q, D_q) -> weights (B, h, T_q, T_s)."""
         assert memory.scores_from is not None
         heads_query = self._split_heads(self.query_layer(query))  # (B, h, T_q, d)
         scores = (heads_query @ memory.scores_from.transpose(2, 3)) * self.scale  # (B, h, T_q, T_s)
-        weights = masked_softmax(scores, memory.mask[:, None, None, :])
+        return masked_softmax(scores, memory.mask[:, None, None, :])
+
+    def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor]:
+        weights = self._weights(query, memory)
         heads_context = weights @ memory.values  # (B, h, T_q, d)
         context = self.output_layer(heads_context.transpose(1, 2).flatten(2))  # (B, T_q, D_k)
         has_real = memory.mask.any(dim=1)[:, None, None]  # W^O's bias must not leak into empty rows
         return context * has_real, weights
 
+    def step_weights(self, query: Tensor, memory: Memory) -> Tensor:
+        return self._weights(query.unsqueeze(1), memory).squeeze(2)  # (B, h, T_s)
+
+    def context_values(self, memory: Memory) -> ContextValues:
+        """``W^O concat_h(α_h V_h) + b = Σ_h α_h (V_h W^O_hᵀ) + b``: each head's values
+        through its slice of the output layer, (B, h·T_s, D_k); the bias only where the row
+        has a real token."""
+        weight = self.output_layer.weight  # (D_k, h·d): W^O_h = weight[:, h·d : (h+1)·d]
+        per_head = weight.view(weight.size(0), self.num_heads, self.head_dim).permute(1, 2, 0)
+        values = (memory.values @ per_head).flatten(1, 2)  # (B, h, T_s, D_k) -> (B, h·T_s, D_k)
+        has_real = memory.mask.any(dim=1, keepdim=True)  # (B, 1)
+        return ContextValues(values, self.output_layer.bias * has_real)
+
 
 # The registry: ``attention.type`` -> mechanism. The one list of names that configs, the
 # trainer, bench and compare read; ``has_weights`` is the one answer to "does it attend?".
-ATTENTION_TYPES: dict[str, type[Attention]] = {
-    "none": NoAttention,
-    "additive": AdditiveAttention,
-    "dot": ScaledDotProductAttention,
-    "multihead": MultiHeadAttention,
-}
+ATTENTION_TYPES: dict[str, type[Attention]] = dict(
+    zip(
+        ATTENTION_NAMES,
+        (NoAttention, AdditiveAttention, ScaledDotProductAttention, MultiHeadAttention),
+        strict=True,
+    )
+)
 
 
 def has_weights(name: str) -> bool:

@@ -81,15 +81,21 @@ def save_checkpoint(path: str | Path, checkpoint: Checkpoint) -> None:
         os.close(directory)
 
 
-def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> Checkpoint:
-    """Load with ``weights_only=True``; every failure becomes a one-line :class:`UserError`."""
+def load_checkpoint(
+    path: str | Path, map_location: str | torch.device = "cpu", purpose: str = "load"
+) -> Checkpoint:
+    """Load with ``weights_only=True``; every failure becomes a one-line :class:`UserError`
+    whose advice fits the ``purpose`` (``"load"``: evaluate or translate; ``"resume"``)."""
     path = Path(path)
     if not path.is_file():
         raise UserError(f"checkpoint {path} does not exist; check the run folder")
-    damaged = (
-        f"checkpoint {path} is truncated or corrupted ({{}}); "
-        "use another checkpoint (e.g. best.pt) or retrain"
+    advice = (
+        "resume cannot continue from it: train into a new folder (hydra.run.dir=...); "
+        "best.pt still serves evaluate.py and translate.py"
+        if purpose == "resume"
+        else "use another checkpoint (e.g. --checkpoint last.pt) or retrain"
     )
+    damaged = f"checkpoint {path} is truncated or corrupted ({{}}); {advice}"
     with open(path, "rb") as handle:
         is_zip = handle.read(4) == b"PK\x03\x04"
     if is_zip:  # what torch.save writes; other files go to torch.load's legacy reader

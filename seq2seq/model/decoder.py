@@ -22,6 +22,7 @@ from torch import Tensor, nn
 from seq2seq.data.vocab import Vocab
 from seq2seq.model.attention import Attention, Memory
 from seq2seq.model.fused_recurrence import fused_bahdanau_recurrence, fused_scorer
+from seq2seq.model.names import DECODER_TYPES
 from seq2seq.model.spec import ModelSpec
 
 
@@ -111,7 +112,8 @@ class Decoder(nn.Module, ABC):
         else the model's own previous prediction (one coin per step, drawn once per batch).
         """
         if teacher_forcing < 1.0:
-            return self._forward_sampled(tgt_in, memory, state, teacher_forcing, keep_weights)
+            feed_reference = (torch.rand(tgt_in.size(1)) < teacher_forcing).tolist()
+            return self._step_loop(tgt_in, memory, state, keep_weights, feed_reference)
         return self._forward_teacher_forced(tgt_in, memory, state, keep_weights)
 
     @abstractmethod
@@ -120,21 +122,22 @@ class Decoder(nn.Module, ABC):
     ) -> tuple[Tensor, Tensor | None]:
         """All steps fed the reference: logits (B, T_t, V), weights (B, heads, T_t, T_s)."""
 
-    def _forward_sampled(
+    def _step_loop(
         self,
         tgt_in: Tensor,
         memory: Memory,
         state: Tensor,
-        teacher_forcing: float,
         keep_weights: bool,
+        feed_reference: list[bool] | None = None,
     ) -> tuple[Tensor, Tensor | None]:
-        """Scheduled sampling: the step loop, feeding the reference or the last prediction."""
-        use_reference = (torch.rand(tgt_in.size(1)) < teacher_forcing).tolist()
+        """The textbook recurrence: :meth:`step` at every position, fed the reference token —
+        or, where ``feed_reference[t]`` is False (scheduled sampling), the last prediction."""
         prev = tgt_in[:, 0]
         step_logits, step_weights = [], []
         for t in range(tgt_in.size(1)):
             if t > 0:
-                prev = tgt_in[:, t] if use_reference[t] else predicted_tokens(step_logits[-1])
+                reference = feed_reference is None or feed_reference[t]
+                prev = tgt_in[:, t] if reference else predicted_tokens(step_logits[-1])
             logits, state, weights = self.step(prev, state, memory)
             step_logits.append(logits)
             step_weights.append(weights)
@@ -147,28 +150,47 @@ class Decoder(nn.Module, ABC):
 class BahdanauDecoder(Decoder):
     """Bahdanau et al. (2015): attend from the previous state and feed the context into the GRU.
 
-    At step t: ``c_t = attend(s_{t-1})``, ``s_t = GRU([e(y_{t-1}); c_t], s_{t-1})``. The
-    context steers the recurrence ("input feeding"), so training loops over the steps in
-    Python. Without attention the context is fixed and one fused GRU call runs all steps
+    At step t: ``c_t = attend(s_{t-1})``, ``s_t = GRU([e(y_{t-1}); c_t], s_{t-1})``
+    (:meth:`step`). The context steers the recurrence ("input feeding"), so training loops
+    over the steps. Without attention the context is fixed and one GRU call runs all steps
     (the Cho et al. 2014 baseline, whatever ``model.decoder`` says).
+
+    Teacher forcing runs one of three recurrences, chosen in :meth:`recurrence` alone:
+
+    - ``"steps"``: the textbook, :meth:`step` in a loop — the reference the others must equal;
+    - ``"value_gates"``: since the context is linear in the weights (``c_t = α_t U + b``,
+      :meth:`Attention.context_values`), ``W_c c_t = α_t (W_c U) + W_c b``: the values are
+      projected into gate space once per batch and the output layer runs once after the loop;
+    - ``"fused"``: the same loop as one autograd node with a hand-written backward
+      (:mod:`seq2seq.model.fused_recurrence`), while training, for the mechanisms it covers.
+
+    ``recurrence`` at construction is the fastest one allowed: ``"fused"`` (the default) falls
+    back to ``"value_gates"`` where it does not apply, which falls back to ``"steps"``.
     """
 
     arrangement = "bahdanau"
+    RECURRENCES = ("steps", "value_gates", "fused")
 
-    def __init__(self, spec: ModelSpec, attention: Attention) -> None:
+    def __init__(self, spec: ModelSpec, attention: Attention, recurrence: str = "fused") -> None:
         super().__init__(spec, attention, spec.embed_size + attention.context_size)
-        # Train through the fused recurrence (one autograd node, hand-written backward) when
-        # it applies; False forces the autograd step loop, which computes the same thing.
-        self.fused = True
+        if recurrence not in self.RECURRENCES:
+            raise ValueError(f"recurrence={recurrence!r}: choose one of {self.RECURRENCES}")
+        self.allowed = recurrence
 
-    def _uses_fused(self, memory: Memory) -> bool:
-        """Whether teacher forcing runs :class:`FusedBahdanauRecurrence`: only while training
-        (grad enabled; without a graph the plain loop is as fast) and for covered attention."""
-        return (
-            self.fused
+    def recurrence(self, memory: Memory) -> str:
+        """The recurrence teacher forcing runs now: the fastest one :attr:`allowed` that
+        applies (the fused one only while training, i.e. with gradients: without a graph the
+        value-gates loop is as fast)."""
+        order = self.RECURRENCES[: self.RECURRENCES.index(self.allowed) + 1]
+        if (
+            "fused" in order
             and torch.is_grad_enabled()
             and fused_scorer(self.attention, memory) is not None
-        )
+        ):
+            return "fused"
+        if "value_gates" in order and self.attention.context_values(memory) is not None:
+            return "value_gates"
+        return "steps"
 
     def _context_gates(self, context: Tensor) -> Tensor:
         """The context half of ``W_ih x``: (B, [T,] D_k) -> (B, [T,] 3H)."""
@@ -186,46 +208,45 @@ class BahdanauDecoder(Decoder):
     def _forward_teacher_forced(
         self, tgt_in: Tensor, memory: Memory, state: Tensor, keep_weights: bool
     ) -> tuple[Tensor, Tensor | None]:
-        embedded = self.dropout(self.embedding(tgt_in))  # (B, T_t, E)
         if not self.attention.has_weights:
+            embedded = self.dropout(self.embedding(tgt_in))  # (B, T_t, E)
             contexts = memory.values.unsqueeze(1).expand(-1, tgt_in.size(1), -1)  # (B, T_t, D_k)
             states, _ = self.rnn(torch.cat([embedded, contexts], dim=-1), state.unsqueeze(0))
             return self.readout(states, contexts, embedded), None
+        recurrence = self.recurrence(memory)
+        if recurrence == "steps":
+            return self._step_loop(tgt_in, memory, state, keep_weights)
+        embedded = self.dropout(self.embedding(tgt_in))  # (B, T_t, E)
         input_gates = self._input_gates(embedded)  # (B, T_t, 3H), all steps at once
-        # When the context is a weighted average of the values, W_c·c_t = α_t·(W_c·values):
-        # projecting the values once per batch replaces a (B, D_k)x(D_k, 3H) product per step.
-        value_gates = None
-        if self.attention.averages_values:
-            value_gates = self._context_gates(memory.values)  # (B, T_s, 3H)
+        values, bias = self.attention.context_values(memory)  # (B, h·T_s, D_k), (B, D_k)
+        value_gates = self._context_gates(values)  # (B, h·T_s, 3H), once per batch
+        if bias is not None:
+            input_gates = input_gates + self._context_gates(bias).unsqueeze(1)
         weight_hh, bias_hh = self.rnn.weight_hh_l0, self.rnn.bias_hh_l0
-        if value_gates is not None and self._uses_fused(memory):
-            all_states, all_weights = fused_bahdanau_recurrence(
+        if recurrence == "fused":
+            all_states, flat_weights = fused_bahdanau_recurrence(
                 input_gates, state, value_gates, memory, weight_hh, bias_hh, self.attention
-            )  # (B, T_t, H), (B, T_t, T_s)
-            logits = self.readout(all_states, all_weights @ memory.values, embedded)
-            return logits, all_weights.unsqueeze(1) if keep_weights else None
-        states, contexts, step_weights = [], [], []
-        # Split once: indexing [:, t] inside the loop would make backward add a zero-padded
-        # (B, T_t, 3H) gradient per step (quadratic in T_t).
-        for gates_x in input_gates.unbind(1):
-            if value_gates is not None:
-                weights = self.attention.attention_weights(state, memory)  # (B, 1, T_s)
-                context_gates = torch.bmm(weights, value_gates).squeeze(1)
-            else:
-                context, weights = self.attention.attend(state, memory)
-                context_gates = self._context_gates(context)
-                contexts.append(context)
-            state = gru_cell(gates_x + context_gates, state, weight_hh, bias_hh)
-            states.append(state)
-            step_weights.append(weights)
-        if value_gates is not None:  # all steps' contexts in one product
-            all_contexts = torch.cat(step_weights, dim=1) @ memory.values  # (B, T_t, D_k)
+            )  # (B, T_t, H), (B, T_t, h·T_s)
         else:
-            all_contexts = torch.stack(contexts, dim=1)
-        # all steps' output layer in one batched product
-        logits = self.readout(torch.stack(states, 1), all_contexts, embedded)
-        weights_out = torch.stack(step_weights, dim=2) if keep_weights else None
-        return logits, weights_out  # weights (B, heads, T_t, T_s)
+            states, step_weights = [], []
+            # Split once: indexing [:, t] inside the loop would make backward add a
+            # zero-padded (B, T_t, 3H) gradient per step (quadratic in T_t).
+            for gates_x in input_gates.unbind(1):
+                weights = self.attention.step_weights(state, memory).flatten(1)  # (B, h·T_s)
+                context_gates = torch.bmm(weights.unsqueeze(1), value_gates).squeeze(1)
+                state = gru_cell(gates_x + context_gates, state, weight_hh, bias_hh)
+                states.append(state)
+                step_weights.append(weights)
+            all_states, flat_weights = torch.stack(states, 1), torch.stack(step_weights, 1)
+        contexts = flat_weights @ values  # (B, T_t, D_k): all steps' contexts in one product
+        if bias is not None:
+            contexts = contexts + bias.unsqueeze(1)
+        logits = self.readout(all_states, contexts, embedded)  # the output layer, once
+        if not keep_weights:
+            return logits, None
+        batch, steps = flat_weights.shape[:2]
+        weights_out = flat_weights.view(batch, steps, self.attention.num_heads, -1)
+        return logits, weights_out.transpose(1, 2)  # (B, heads, T_t, T_s)
 
 
 class LuongDecoder(Decoder):
@@ -260,14 +281,12 @@ class LuongDecoder(Decoder):
         return self.readout(states, contexts, embedded), weights if keep_weights else None
 
 
-DECODER_TYPES = ("luong", "bahdanau")
-
-
-def build_decoder(spec: ModelSpec, attention: Attention) -> Decoder:
+def build_decoder(spec: ModelSpec, attention: Attention, recurrence: str = "fused") -> Decoder:
     """The decoder arrangement ``spec.decoder`` names; without attention, always the
-    fixed-context baseline (there is no attention to arrange)."""
+    fixed-context baseline (there is no attention to arrange). ``recurrence``: the fastest
+    teacher-forced recurrence the Bahdanau arrangement may use (see :class:`BahdanauDecoder`)."""
     if spec.decoder not in DECODER_TYPES:
         raise ValueError(f"unknown decoder {spec.decoder!r}; choose one of {DECODER_TYPES}")
     if spec.decoder == "luong" and attention.has_weights:
         return LuongDecoder(spec, attention)
-    return BahdanauDecoder(spec, attention)
+    return BahdanauDecoder(spec, attention, recurrence)

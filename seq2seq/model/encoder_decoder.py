@@ -12,16 +12,21 @@ from seq2seq.model.spec import ModelSpec
 
 
 class Seq2Seq(nn.Module):
-    """Encoder, bridge, attention and decoder; built from a :class:`ModelSpec`."""
+    """Encoder, bridge, attention and decoder; built from a :class:`ModelSpec`.
 
-    def __init__(self, spec: ModelSpec) -> None:
+    ``recurrence`` chooses how fast the Bahdanau decoder may run teacher forcing (``"fused"``,
+    the default; ``"value_gates"``; ``"steps"``, the textbook loop): the same model computed
+    three ways, which the tests hold equal (see :class:`~seq2seq.model.decoder.BahdanauDecoder`).
+    """
+
+    def __init__(self, spec: ModelSpec, recurrence: str = "fused") -> None:
         super().__init__()
         self.spec = spec
         self.encoder = Encoder(spec)
         key_dim = self.encoder.output_size
         self.bridge = nn.Linear(key_dim, spec.hidden_size)
         attention = build_attention(spec.attention, spec.hidden_size, key_dim, spec)
-        self.decoder = build_decoder(spec, attention)
+        self.decoder = build_decoder(spec, attention, recurrence)
 
     @property
     def attention(self) -> Attention:

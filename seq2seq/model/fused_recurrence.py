@@ -10,18 +10,20 @@ then each one matrix product over all steps, as cuDNN does for its RNNs.
 
 One step, for the previous state ``h`` (B, H) and the step's input gates ``x`` (B, 3H)::
 
-    s   = score(h)                          (B, T_s)   additive or dot, see the scorers
-    α   = masked_softmax(s, mask)           (B, T_s)   the attention weights
-    g   = x + α · V                          (B, 3H)    V = W_c·values, (B, T_s, 3H)
+    s   = score(h)                          (B, [h,] T_s)  additive, dot or multi-head
+    α   = masked_softmax(s, mask)           (B, h·T_s)     the attention weights, per head
+    g   = x + α · V                          (B, 3H)        V = W_c·U, (B, h·T_s, 3H)
     hg  = W_hh h + b_hh                      (B, 3H)
     r   = σ(g_r + hg_r),  z = σ(g_z + hg_z)
     n   = tanh(g_n + r ⊙ hg_n)
     h'  = n + z ⊙ (h - n)                    = (1 - z) n + z h
 
-Only single-head attention that averages the values (``averages_values``) is covered:
-additive and dot. :func:`fused_scorer` says whether a mechanism is; the decoder keeps its
-autograd loop for the others. Internally everything is time-major (T_t, B, ...) so that each
-step's slice is contiguous.
+``U`` are the context values (:meth:`Attention.context_values`: the context is linear in the
+weights, ``c = α U + b``; the decoder adds ``W_c b`` to ``x``). Additive, dot-product and
+multi-head attention are covered, each by its scorer; :func:`fused_scorer` says whether a
+mechanism is, and the decoder keeps its autograd loop for any other. With ``h`` heads the
+softmax runs per head and ``α`` is the heads' weights side by side. Internally everything is
+time-major (T_t, B, ...) so that each step's slice is contiguous.
 
 Forward runs the autograd loop's operations in the same order, so states and weights come out
 the same; backward sums over the steps in another order, so gradients agree up to rounding
@@ -40,6 +42,7 @@ from seq2seq.model.attention import (
     AdditiveAttention,
     Attention,
     Memory,
+    MultiHeadAttention,
     ScaledDotProductAttention,
     masked_softmax,
 )
@@ -111,6 +114,55 @@ class AdditiveScorer:
         return keys_grad, query_weight_grad, query_bias_grad, self.v_grad.unsqueeze(0)
 
 
+class MultiHeadScorer:
+    """``s[b, h, j] = scale · q_h[b] · K[b, h, j]`` with ``q = W_q h + b_q`` split into heads.
+
+    Forward keeps the queries q_t (B, h, d) of every step for the keys' gradient.
+    """
+
+    def __init__(
+        self, keys: Tensor, query_weight: Tensor, query_bias: Tensor, scale: float
+    ) -> None:
+        """keys (B, h, T_s, d) = per-head W^K k, query_weight (h·d, H), query_bias (h·d,)."""
+        self.keys, self.query_weight, self.query_bias, self.scale = (
+            keys, query_weight, query_bias, scale,
+        )  # fmt: skip
+        self.heads = keys.size(1)
+        self.queries: list[Tensor] = []  # q_t (B, h, d) per step
+
+    def scores(self, state: Tensor) -> Tensor:
+        """The next step's scores for the previous state (B, H) -> (B, h, T_s)."""
+        query = torch.addmm(self.query_bias, state, self.query_weight.t())  # (B, h·d)
+        query = query.view(query.size(0), self.heads, 1, -1)  # (B, h, 1, d)
+        self.queries.append(query.squeeze(2))
+        return (query @ self.keys.transpose(2, 3)).squeeze(2) * self.scale
+
+    def start_backward(self) -> None:
+        steps = len(self.queries)
+        self.query_grads = self.keys.new_empty(steps, *self.queries[0].shape)  # (T_t, B, h, d)
+        self.score_grads = self.keys.new_empty(steps, *self.keys.shape[:3])  # (T_t, B, h, T_s)
+
+    def backward_step(self, t: int, score_grad: Tensor) -> Tensor:
+        """dL/ds_t (B, h, T_s) -> this step's share of dL/dh_{t-1} (B, H)."""
+        self.score_grads[t] = score_grad
+        # s_h = scale · K_h q_h  ->  dq_h = scale · ds_hᵀ K_h
+        query_grad = (score_grad.unsqueeze(2) @ self.keys).squeeze(2) * self.scale  # (B, h, d)
+        self.query_grads[t] = query_grad
+        # q = W_q h + b_q  ->  dh = dq W_q
+        return query_grad.flatten(1) @ self.query_weight
+
+    def grads(self, prev_states: Tensor) -> tuple[Tensor | None, ...]:
+        """prev_states (T_t·B, H) -> grads of (keys, query_weight, query_bias, scale)."""
+        # dK[b, h] = scale · Σ_t ds_t[b, h]ᵀ q_t[b, h]: one batched GEMM over (b, h), steps inside
+        steps, batch, heads, src_len = self.score_grads.shape
+        score_grads = self.score_grads.permute(1, 2, 3, 0).reshape(batch * heads, src_len, steps)
+        queries = torch.stack(self.queries, 0).permute(1, 2, 0, 3).reshape(batch * heads, steps, -1)
+        keys_grad = torch.bmm(score_grads, queries).view_as(self.keys) * self.scale
+        flat_query_grads = self.query_grads.reshape(steps * batch, -1)  # (T_t·B, h·d)
+        query_weight_grad = flat_query_grads.t() @ prev_states  # (h·d, H)
+        return keys_grad, query_weight_grad, flat_query_grads.sum(0), None
+
+
 class DotScorer:
     """``s[b, j] = scale · (W_q h[b]) · k[b, j]``; without ``W_q`` the query is ``h`` itself.
 
@@ -155,7 +207,7 @@ class DotScorer:
         return keys_grad, query_weight_grad, None  # the scale is a constant
 
 
-Scorer = AdditiveScorer | DotScorer
+Scorer = AdditiveScorer | DotScorer | MultiHeadScorer
 
 
 def fused_scorer(attention: Attention, memory: Memory) -> tuple[type[Scorer], tuple] | None:
@@ -172,6 +224,9 @@ def fused_scorer(attention: Attention, memory: Memory) -> tuple[type[Scorer], tu
     if isinstance(attention, ScaledDotProductAttention):
         query_weight = None if attention.query_layer is None else attention.query_layer.weight
         return DotScorer, (memory.scores_from, query_weight, attention.scale)
+    if isinstance(attention, MultiHeadAttention):
+        layer = attention.query_layer
+        return MultiHeadScorer, (memory.scores_from, layer.weight, layer.bias, attention.scale)
     return None
 
 
@@ -181,14 +236,14 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
     ``apply(input_gates, state, value_gates, mask, weight_hh, bias_hh, scorer_class,
     *scorer_inputs)``:
 
-    input_gates (B, T_t, 3H)   ``W_ih^e e(y_{t-1}) + b_ih`` for every step
-    state       (B, H)         the initial state
-    value_gates (B, T_s, 3H)   ``W_c·values``, so that the context gates are ``α · value_gates``
-    mask        (B, T_s) bool  True = real source token
+    input_gates (B, T_t, 3H)     ``W_ih^e e(y_{t-1}) + b_ih`` (+ ``W_c b``) for every step
+    state       (B, H)           the initial state
+    value_gates (B, h·T_s, 3H)   ``W_c·U``, so that the context gates are ``α · value_gates``
+    mask        (B, T_s) bool    True = real source token
     weight_hh (3H, H), bias_hh (3H,)
     scorer_class, scorer_inputs: from :func:`fused_scorer`
 
-    -> states (B, T_t, H), weights (B, T_t, T_s).
+    -> states (B, T_t, H), weights (B, T_t, h·T_s).
     """
 
     @staticmethod
@@ -206,6 +261,7 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
         batch, steps, three_h = input_gates.shape
         hidden = three_h // 3
         scorer = scorer_class(*scorer_inputs)
+        per_head = mask.unsqueeze(1) if isinstance(scorer, MultiHeadScorer) else mask
         # What backward needs, time-major: h_{t-1}, the gates r, z, n and W_hn h_{t-1} + b_hn
         all_states = state.new_empty(steps + 1, batch, hidden)  # h_{-1} = state, h_0, ...
         all_states[0] = state
@@ -213,7 +269,8 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
         reset, update, candidate, hidden_n = (torch.empty_like(states) for _ in range(4))
         weights = state.new_empty(steps, batch, value_gates.size(1))
         for t in range(steps):
-            weights[t] = masked_softmax(scorer.scores(state), mask)  # (B, T_s)
+            # (B, T_s), or (B, h, T_s) laid out as (B, h·T_s)
+            weights[t] = masked_softmax(scorer.scores(state), per_head).view(batch, -1)
             gates = input_gates[:, t] + torch.bmm(weights[t].unsqueeze(1), value_gates).squeeze(1)
             hidden_gates = torch.addmm(bias_hh, state, weight_hh.t())  # (B, 3H)
             g_r, g_z, g_n = gates.chunk(3, dim=1)
@@ -238,6 +295,7 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
         prev_states, reset, update, candidate, hidden_n, weights = ctx.saved
         value_gates, weight_hh, _, _ = ctx.saved_tensors
         scorer: Scorer = ctx.scorer
+        heads = scorer.heads if isinstance(scorer, MultiHeadScorer) else 1
         scorer.start_backward()
         steps, batch, hidden = prev_states.shape
         states_grad = states_grad.transpose(0, 1)  # (T_t, B, H)
@@ -265,10 +323,12 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
             alpha = weights[t]
             # (as (B, 1, 3H) x (B, 3H, T_s): bmm is ten times slower with the vector on the right)
             alpha_grad = torch.bmm(gates_grad[t].unsqueeze(1), value_gates.transpose(1, 2))
-            alpha_grad = alpha_grad.squeeze(1) + weights_grad[t]  # (B, T_s)
+            alpha_grad = alpha_grad.squeeze(1) + weights_grad[t]  # (B, h·T_s)
+            if heads > 1:  # the softmax ran per head
+                alpha, alpha_grad = alpha.view(batch, heads, -1), alpha_grad.view(batch, heads, -1)
             # α = softmax(s) on real positions, 0 elsewhere: ds = α ⊙ (dα - Σ α dα); masked
             # positions and empty rows have α = 0, so their ds is 0 as under autograd
-            score_grad = alpha * (alpha_grad - (alpha * alpha_grad).sum(1, keepdim=True))
+            score_grad = alpha * (alpha_grad - (alpha * alpha_grad).sum(-1, keepdim=True))
             carry += scorer.backward_step(t, score_grad)
         # The weights' gradients, each one GEMM over all steps (T_t·B rows)
         flat_prev_states = prev_states.reshape(-1, hidden)
@@ -302,8 +362,8 @@ def fused_bahdanau_recurrence(
 ) -> tuple[Tensor, Tensor]:
     """Run the recurrence for a covered ``attention`` (see :func:`fused_scorer`).
 
-    input_gates (B, T_t, 3H), state (B, H), value_gates (B, T_s, 3H)
-    -> states (B, T_t, H), weights (B, T_t, T_s).
+    input_gates (B, T_t, 3H), state (B, H), value_gates (B, h·T_s, 3H)
+    -> states (B, T_t, H), weights (B, T_t, h·T_s).
     """
     scorer = fused_scorer(attention, memory)
     if scorer is None:

@@ -13,13 +13,17 @@ Across machines, the same command on every node, with the node count and a rende
 What the processes share and who does what:
 
 * ``train.batch_size`` is the *global* batch. Every rank builds the same length-bucketed batch
-  order (same seed) and takes every ``world_size``-th pair of each batch (:func:`shard`). Each
-  rank's loss is its *sum* over target tokens times ``world_size / global tokens``, so after
-  DDP averages the gradients over ranks they equal the one-process gradient of the whole batch.
-  The logged ``loss/train`` is the all-reduced global mean.
+  order (same seed) and takes every ``world_size``-th pair of each batch (:func:`shard`); the
+  one update (:mod:`seq2seq.training.step`) divides each loss sum by the global count over
+  ``world_size``, so after DDP averages the gradients over ranks they equal the one-process
+  gradient of the whole batch (guided alignment included). The logged losses are global.
+  Dropout masks are drawn by each rank for its own pairs, so with ``model.dropout > 0`` a
+  2-process run follows a 1-process run in distribution, not number for number (with
+  dropout 0 the two agree to float rounding, tested).
 * Rank 0 alone writes: the Hydra run folder, ``train.log``, TensorBoard, checkpoints and
-  ``metrics.json``; it validates and tests, then broadcasts what validation decided (best,
-  patience, plateau schedule) so every rank stops early together.
+  ``metrics.json``; it validates and tests, and broadcasts the validation scores
+  (:meth:`ProcessGroup.from_main`); every rank then takes the same decisions from them
+  (schedule, best model, patience), so all stop early together.
 * The run folder: every rank composes the config with Hydra, but ranks above 0 do so quietly
   with ``hydra.run.dir=.``, no ``.hydra/`` folder and no log file (:func:`worker_overrides`),
   then take rank 0's run folder over the process group (:meth:`ProcessGroup.broadcast`).
@@ -34,26 +38,18 @@ What the processes share and who does what:
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import torch
 import torch.distributed as dist
 
 from seq2seq.errors import UserError
-from seq2seq.evaluation.scoring import sequence_loss
-from seq2seq.training import checkpointing
-from seq2seq.training.signals import TrainingInterrupted
-from seq2seq.training.state import TrainState
 from seq2seq.training.tblog import RunLogger
-
-if TYPE_CHECKING:  # the trainer imports this module; only its type is needed here
-    from seq2seq.training.trainer import Trainer
 
 T = TypeVar("T")
 
@@ -203,6 +199,22 @@ class ProcessGroup:
         if self.distributed:
             dist.barrier()
 
+    def from_main(self, compute: Callable[[], T]) -> T:
+        """Rank 0 runs ``compute``; every rank returns its result, or raises its
+        :class:`UserError` (e.g. a non-finite validation loss), so all ranks go on alike."""
+        if not self.distributed:
+            return compute()
+        outcome: tuple[T | None, str | None] = (None, None)
+        if self.is_main:
+            try:
+                outcome = (compute(), None)
+            except UserError as err:
+                outcome = (None, str(err))
+        value, error = self.broadcast(outcome)
+        if error is not None:
+            raise UserError(error)
+        return value  # type: ignore[return-value]
+
 
 @contextmanager
 def process_group(launch: Launch, device: torch.device) -> Iterator[ProcessGroup]:
@@ -272,85 +284,3 @@ def data_parallel(
     return torch.nn.parallel.DistributedDataParallel(
         model, device_ids=[group.device.index] if cuda else None
     )
-
-
-def stop_on_request(trainer: Trainer, stops: list[int]) -> None:
-    """After a step: on a SIGINT/SIGTERM that reached any rank, rank 0 saves ``last.pt`` and
-    every rank raises :class:`TrainingInterrupted`; otherwise nothing."""
-    signum = stops[0] if stops else 0
-    if trainer.group.distributed:
-        signum = trainer.group.max(signum)
-    if not signum:
-        return
-    path = trainer.ckpt_dir / "last.pt"
-    if trainer.group.is_main:
-        path = checkpointing.save(trainer, "last.pt")
-    trainer.group.barrier()  # nobody exits (torchrun would stop the others) before the save
-    raise TrainingInterrupted(signum, path)
-
-
-def data_parallel_step(trainer: Trainer, indices: Sequence[int]) -> tuple[float, float, int]:
-    """:meth:`Trainer.train_step` on this rank's share of the global batch ``indices``.
-
-    Returns the global mean loss, the gradient norm (of the averaged, hence global, gradient)
-    and the global target-token count, like the one-process step does."""
-    group, model = trainer.group, trainer.ddp_model
-    assert model is not None
-    own, weight = shard(indices, group.rank, group.world_size)
-    tgt_ids = trainer.train_set.tgt_ids
-    tokens = sum(len(tgt_ids[i]) for i in indices)  # the global count, no communication
-    batch = trainer.train_set.collate(own).to(trainer.device)
-    model.train()
-    logits, _ = model(
-        batch.src,
-        batch.src_lengths,
-        batch.src_mask,
-        batch.tgt_in,
-        teacher_forcing=trainer.cfg.train.teacher_forcing,
-    )
-    smoothing = trainer.cfg.train.label_smoothing
-    loss_sum = sequence_loss(logits, batch.tgt_out, "sum", smoothing) * weight
-    (global_sum,) = group.sum([loss_sum.item()])
-    loss_value = global_sum / tokens
-    if not math.isfinite(loss_value):  # every rank sees the same value: all skip together
-        return loss_value, math.nan, 0
-    trainer.optimizer.zero_grad(set_to_none=True)
-    # DDP averages gradients over ranks; the factor world_size makes that the sum over all
-    # target tokens divided by their global count: the one-process gradient of the batch.
-    (loss_sum * (group.world_size / tokens)).backward()
-    clip = trainer.cfg.train.clip_grad_norm or math.inf
-    grad_norm = float(torch.nn.utils.clip_grad_norm_(trainer.model.parameters(), clip))
-    trainer.optimizer.step()
-    return loss_value, grad_norm, tokens
-
-
-def validate_everywhere(trainer: Trainer, run_validation: Callable[[], None]) -> None:
-    """Rank 0 runs ``run_validation``; then every rank takes its outcome (training state,
-    plateau schedule and learning rates, or its error) so all decide early stopping alike."""
-    group = trainer.group
-    if not group.distributed:
-        run_validation()
-        return
-    error = None
-    if group.is_main:
-        try:
-            run_validation()
-        except UserError as err:  # e.g. a non-finite valid loss: every rank stops with it
-            error = str(err)
-    shared = group.broadcast(
-        (
-            error,
-            asdict(trainer.state),
-            trainer.scheduler.state_dict() if trainer.cfg.train.lr_schedule == "plateau" else None,
-            [g["lr"] for g in trainer.optimizer.param_groups],
-        )
-    )
-    error, state, scheduler, lrs = shared
-    if error is not None:
-        raise UserError(error)
-    if not group.is_main:
-        trainer.state = TrainState(**state)
-        if scheduler is not None:
-            trainer.scheduler.load_state_dict(scheduler)
-        for param_group, lr in zip(trainer.optimizer.param_groups, lrs, strict=True):
-            param_group["lr"] = lr

@@ -32,7 +32,6 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from seq2seq.data.batching import Batch
 from seq2seq.data.corpus import Pair
 
 log = logging.getLogger("seq2seq")
@@ -42,13 +41,13 @@ log = logging.getLogger("seq2seq")
 _TINY = 1e-12
 
 
-def alignment_loss(weights: Tensor, gold: Tensor) -> Tensor:
-    """Weighted mean KL divergence from the gold rows to the attention rows, over guided rows.
+def alignment_divergence(weights: Tensor, gold: Tensor) -> Tensor:
+    """The weighted sum of KL divergences from the gold rows to the attention rows.
 
     weights (B, heads, T_t, T_s) or (B, T_t, T_s): attention (rows sum to 1 over real
     positions); gold (B, T_t, T_s): gold rows, each summing to its weight (1 for a sure
-    word), or all-zero rows to skip. -> a scalar tensor: ``Σ_j w_j KL(g_j/w_j || α_j) / Σ_j
-    w_j``; 0 when no row is guided (still part of the graph).
+    word), or all-zero rows to skip. -> a scalar tensor ``Σ_j w_j KL(g_j/w_j || α_j)``
+    (0 when no row is guided, still part of the graph).
     """
     if weights.dim() == 4:
         weights = weights.mean(1)  # (B, T_t, T_s): the heads together
@@ -57,8 +56,28 @@ def alignment_loss(weights: Tensor, gold: Tensor) -> Tensor:
     target = gold / row_weight.clamp_min(_TINY)  # rows summing to 1 (or all zero)
     log_ratio = torch.log(target.clamp_min(_TINY)) - torch.log(weights.clamp_min(_TINY))
     divergence = torch.where(gold > 0, target * log_ratio, torch.zeros_like(gold)).sum(-1)
-    row_weight = row_weight.squeeze(-1)
-    return (divergence * row_weight).sum() / row_weight.sum().clamp_min(1e-6)
+    return (divergence * row_weight.squeeze(-1)).sum()
+
+
+def alignment_loss(weights: Tensor, gold: Tensor) -> Tensor:
+    """The alignment term of one batch: :func:`alignment_divergence` per unit of guided row
+    weight, ``Σ_j w_j KL_j / Σ_j w_j``; 0 when no row is guided."""
+    return alignment_divergence(weights, gold) / gold.sum().clamp_min(1e-6)
+
+
+def guided_weight(pairs: Sequence[Pair], possible_weight: float) -> float:
+    """The total row weight that :func:`~seq2seq.data.batching.gold_distribution` gives
+    ``pairs``: 1 per target word with a sure link, ``possible_weight`` per word with possible
+    links only. The normaliser of the alignment term, computed from the pairs alone."""
+    total = 0.0
+    for pair in pairs:
+        if pair.alignment is None:
+            continue
+        sure = {j for _, j in pair.alignment}
+        total += len(sure)
+        if possible_weight > 0:
+            total += possible_weight * len({j for _, j in pair.possible} - sure)
+    return total
 
 
 def _has_sure_links(pairs: Sequence[Pair]) -> bool:
@@ -66,11 +85,11 @@ def _has_sure_links(pairs: Sequence[Pair]) -> bool:
 
 
 class AlignmentGuide:
-    """Whether and how a trainer guides its attention; the loss term of one update.
+    """Whether and how a trainer guides its attention.
 
     ``active`` is False (and the trainer runs exactly as without guidance) when the weight
     is 0, when the attention has no weights, or when no training pair has a sure link; in
-    the last two cases it logs once why. :attr:`last_loss` holds the latest term's value.
+    the last two cases it logs once why.
     """
 
     def __init__(
@@ -83,7 +102,6 @@ class AlignmentGuide:
         self.weight = weight
         self.possible_weight = possible_weight
         self.active = False
-        self.last_loss: float | None = None
         if weight <= 0:
             return
         if not attention_has_weights:
@@ -96,21 +114,3 @@ class AlignmentGuide:
             )
         else:
             self.active = True
-
-    def objective(self, loss: Tensor, weights: Tensor | None, batch: Batch) -> Tensor:
-        """The loss to minimise: ``loss`` itself when inactive, else plus the weighted term.
-
-        weights (B, heads, T_t, T_s) from ``model(..., keep_weights=True)``; ``batch.gold``
-        from ``collate(..., gold=True)``.
-        """
-        if not self.active:
-            return loss
-        if weights is None or batch.gold is None:
-            raise ValueError("guided alignment needs the attention weights and batch.gold")
-        term = alignment_loss(weights, batch.gold)
-        self.last_loss = term.item()
-        return loss + self.weight * term
-
-    def scalars(self) -> dict[str, float]:
-        """``{"loss/alignment": value}`` after a guided update, else nothing to log."""
-        return {} if self.last_loss is None else {"loss/alignment": self.last_loss}

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig
 
 from seq2seq.config.schema import to_plain
 from seq2seq.data.batching import padding_share
 from seq2seq.data.subwords import MODEL_FILE as SUBWORD_MODEL_FILE
+from seq2seq.evaluation.scores import Scores
 from seq2seq.evaluation.scoring import bleu_description
-from seq2seq.evaluation.summary import METRICS_FILE, RunSummary
+from seq2seq.evaluation.summary import METRICS_FILE, Distributed, RunSummary
 from seq2seq.files import atomic_write_bytes
 from seq2seq.training.distributed import NullLogger, ProcessGroup
 from seq2seq.training.tblog import RunLogger
@@ -22,10 +22,10 @@ from seq2seq.training.trainer import Trainer
 log = logging.getLogger("seq2seq")
 
 
-def run_summary(trainer: Trainer, test_scores: dict[str, Any]) -> RunSummary:
+def run_summary(trainer: Trainer, tested: str, test_scores: Scores) -> RunSummary:
     """Everything ``metrics.json`` holds (see :mod:`seq2seq.evaluation.summary`)."""
     state = trainer.state
-    best = next((h for h in state.history if h["step"] == state.best_step), None)
+    best = state.best
     return RunSummary(
         attention=trainer.spec.attention,
         num_heads=trainer.model.attention.num_heads,
@@ -36,27 +36,28 @@ def run_summary(trainer: Trainer, test_scores: dict[str, Any]) -> RunSummary:
         steps=state.step,
         best_step=state.best_step,
         train_seconds=round(state.train_seconds, 2),
-        seconds_to_best=best["train_seconds"] if best else None,
-        bleu_signature=test_scores.get("bleu_signature"),
+        seconds_to_best=best.train_seconds if best else None,
+        bleu_signature=test_scores.bleu_signature,
+        test_checkpoint=tested,
         test=test_scores,
         valid_best=best,
-        history=state.history,
-        distributed=trainer.group.summary(),
+        history=list(state.history),
+        distributed=Distributed(trainer.group.world_size, trainer.group.backend),
     )
 
 
 def train(
     cfg: DictConfig, run_dir: str | Path, group: ProcessGroup | None = None
-) -> dict[str, Any]:
+) -> RunSummary | None:
     """Train, test the best checkpoint, write ``metrics.json``; returns its content.
 
     Under DDP (``group``) every rank trains; rank 0 alone logs, tests and writes, and the
-    other ranks return an empty dict once training ends."""
+    other ranks return None once training ends."""
     run_dir = Path(run_dir)
     trainer = Trainer(cfg, run_dir, group)
     if not trainer.group.is_main:
         trainer.fit(NullLogger())
-        return {}
+        return None
     log.info("run folder: %s", run_dir.resolve())
     log.info("BLEU/chrF (validation and test) score %s", bleu_description(trainer.test_set.pairs))
     log.info("processes: %s", trainer.group.describe())
@@ -78,31 +79,26 @@ def train(
     logger = RunLogger(run_dir / "tb", purge_step=trainer.state.step + 1 if cfg.resume else None)
     try:
         trainer.fit(logger)
-        test_scores = trainer.test()
-        summary = run_summary(trainer, test_scores)
+        tested, test_scores = trainer.test()
+        summary = run_summary(trainer, tested, test_scores)
         summary.save(run_dir / METRICS_FILE)
-        logger.hparams(
-            hparams_of(cfg),
-            {
-                "hparam/test_bleu": test_scores["bleu"],
-                "hparam/test_exact_match": test_scores["exact_match"],
-                **(
-                    {"hparam/test_aer": test_scores["aer"]}
-                    if test_scores["aer"] is not None
-                    else {}
-                ),
-            },
-        )
+        final = {
+            "hparam/test_bleu": test_scores.bleu,
+            "hparam/test_exact_match": test_scores.exact_match,
+        }
+        if test_scores.aer is not None:
+            final["hparam/test_aer"] = test_scores.aer
+        logger.hparams(hparams_of(cfg), final)
     finally:
         logger.close()
     log.info(
         "test BLEU %.2f  exact match %.3f  AER %s  -> %s",
-        test_scores["bleu"],
-        test_scores["exact_match"],
-        "n/a" if test_scores["aer"] is None else f"{test_scores['aer']:.3f}",
-        run_dir / "metrics.json",
+        test_scores.bleu,
+        test_scores.exact_match,
+        "n/a" if test_scores.aer is None else f"{test_scores.aer:.3f}",
+        run_dir / METRICS_FILE,
     )
-    return summary.to_dict()
+    return summary
 
 
 def hparams_of(cfg: DictConfig) -> dict[str, object]:

@@ -2,20 +2,45 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
+from typing import Any
+
+from seq2seq.evaluation.summary import ValidationRecord
+from seq2seq.records import from_plain, to_plain
+
+#: Keys of checkpoints written before the best model was found from the history alone.
+_LEGACY_KEYS = ("best_bleu", "best_loss")
 
 
 @dataclass
 class TrainState:
-    """Where training stands; saved in every checkpoint."""
+    """Where training stands; saved in every checkpoint. Only :meth:`Trainer.fit` changes it.
+
+    ``best_step`` is the step of the validation whose model is ``best.pt`` (0: none yet) and
+    ``bad_evals`` counts the validations since, for ``train.patience``.
+    """
 
     step: int = 0
     epoch: int = 0
     batch_in_epoch: int = 0
-    best_bleu: float = -1.0
-    best_loss: float = math.inf
     best_step: int = 0
     bad_evals: int = 0
     train_seconds: float = 0.0
-    history: list[dict[str, float]] = field(default_factory=list)
+    history: list[ValidationRecord] = field(default_factory=list)
+
+    @property
+    def best(self) -> ValidationRecord | None:
+        """The validation record of ``best.pt``, or None before the first validation."""
+        return next((r for r in self.history if r.step == self.best_step), None)
+
+    @property
+    def last_validation(self) -> ValidationRecord | None:
+        return self.history[-1] if self.history else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_plain(self)
+
+    @classmethod
+    def from_dict(cls, stored: dict[str, Any]) -> TrainState:
+        """From a checkpoint's ``state`` (older checkpoints' extra keys are dropped)."""
+        return from_plain(cls, {k: v for k, v in stored.items() if k not in _LEGACY_KEYS})

@@ -1,16 +1,19 @@
-"""The training loop: Adam, clipping, teacher forcing, the learning-rate schedule, early
-stopping, TensorBoard and clean stops on Ctrl-C / SIGTERM. Checkpoints and resume live in
-:mod:`seq2seq.training.checkpointing`, validation and the final test in
-:mod:`seq2seq.training.validation`."""
+"""The training loop and the one owner of training state.
+
+:class:`Trainer` builds the model, optimizer, schedule and data of a run and :meth:`Trainer.fit`
+is the only code that changes where training stands (:class:`TrainState`); its collaborators
+take what they need and return values: the update (:mod:`.step`, with the loss terms of
+:mod:`.objective`), the schedule (:mod:`.schedule`), the best-model rule (:mod:`.selection`),
+the stop rules (:mod:`.stopping`), checkpoints (:mod:`.checkpointing`), the sample heatmaps
+(:mod:`.samples`) and, on several processes, the process group (:mod:`.distributed`).
+"""
 
 from __future__ import annotations
 
+import logging
 import math
 import time
-from collections.abc import Callable
-from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 import torch
 from omegaconf import DictConfig
@@ -21,32 +24,29 @@ from seq2seq.config.schema import validate as validate_config
 from seq2seq.data.batching import BucketBatchSampler, ParallelDataset
 from seq2seq.data.loading import Corpus, load_corpus
 from seq2seq.errors import UserError
-from seq2seq.evaluation.scoring import sequence_loss
+from seq2seq.evaluation.scores import Scores
+from seq2seq.evaluation.scoring import evaluate
+from seq2seq.evaluation.summary import ValidationRecord
 from seq2seq.model import ModelSpec, Seq2Seq
-from seq2seq.runtime import resolve_device, seed_everything, set_threads
+from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
+from seq2seq.runtime import resolve_device, restore_rng_states, seed_everything, set_threads
 from seq2seq.training import checkpointing
-from seq2seq.training.distributed import (
-    Launch,
-    ProcessGroup,
-    data_parallel,
-    data_parallel_step,
-    stop_on_request,
-    validate_everywhere,
-)
+from seq2seq.training.checkpointing import BEST, LAST
+from seq2seq.training.distributed import Launch, ProcessGroup
 from seq2seq.training.guidance import AlignmentGuide
-from seq2seq.training.schedule import build_scheduler
-from seq2seq.training.signals import stop_requests
+from seq2seq.training.objective import Objective
+from seq2seq.training.samples import log_samples, sample_sources
+from seq2seq.training.schedule import build_schedule
+from seq2seq.training.selection import is_better
+from seq2seq.training.signals import TrainingInterrupted, stop_requests
 from seq2seq.training.state import TrainState
+from seq2seq.training.step import StepResult, Updater
+from seq2seq.training.stopping import StopCondition, StopRules
 from seq2seq.training.tblog import RunLogger
-from seq2seq.training.validation import evaluate_best, validate
 
 __all__ = ["StepResult", "StopCondition", "TrainState", "Trainer", "model_spec"]
 
-StopCondition = Callable[[TrainState], bool]
-"""An extra reason for :meth:`Trainer.fit` to end, asked before and after every update."""
-
-StepResult = tuple[float, float, int]
-"""What one update did: the loss, the gradient norm (before clipping) and the target tokens."""
+log = logging.getLogger("seq2seq")
 
 
 def model_spec(cfg: DictConfig, corpus: Corpus) -> ModelSpec:
@@ -67,7 +67,7 @@ def model_spec(cfg: DictConfig, corpus: Corpus) -> ModelSpec:
 
 
 class Trainer:
-    """Trains one model in one run folder; see :meth:`fit` and :meth:`train_step`.
+    """Trains one model in one run folder; see :meth:`fit`.
 
     With a distributed ``group`` (see :mod:`seq2seq.training.distributed`) every rank builds
     the same trainer; updates run through DDP and only rank 0 validates and saves."""
@@ -83,11 +83,6 @@ class Trainer:
         self.group = group or ProcessGroup(Launch(), None, self.device)
         if self.group.distributed:
             self.device = self.group.device  # cuda:<local rank> under nccl
-            if cfg.train.alignment_weight > 0:
-                raise UserError(
-                    "train.alignment_weight > 0 is not supported under torchrun yet; "
-                    "train guided alignment in one process (python scripts/train.py)"
-                )
         set_threads(cfg.train.num_threads)
         seed_everything(cfg.seed)
         self.corpus = corpus = load_corpus(cfg.data)
@@ -101,66 +96,39 @@ class Trainer:
         self.sampler = BucketBatchSampler(
             self.train_set.src_lengths, cfg.train.batch_size, seed=cfg.seed
         )
-        self.scheduler = build_scheduler(self.optimizer, cfg.train, self.total_steps)
-        last = self.ckpt_dir / "last.pt"
+        self.schedule = build_schedule(self.optimizer, cfg.train, self.total_steps)
+        last = self.ckpt_dir / LAST
         if cfg.resume:
-            checkpointing.resume(self, last)
+            self._restore(checkpointing.load_for_resume(last, cfg, corpus, self.device))
         elif last.exists():
             raise UserError(
                 f"{self.run_dir} already holds a training run; pass resume=true to continue it "
                 "or choose a new folder with hydra.run.dir=..."
             )
-        self.ddp_model = data_parallel(self.model, self.group)
-
-    def train_step(self, indices: list[int]) -> StepResult:
-        """One update on the training pairs ``indices``: loss, gradient norm, target tokens.
-
-        With guided alignment (:attr:`guide`) the update minimises the translation loss plus
-        the weighted alignment term; the returned loss is the translation loss alone.
-        A non-finite loss returns ``(loss, nan, 0)`` without touching the weights, so the
-        caller can stop with the last good checkpoint intact. Does not advance the schedule
-        or :attr:`state`; :meth:`fit` does that. Under DDP the rank trains on its share of
-        ``indices`` and returns the global loss and token count (guidance is refused there)."""
-        if self.ddp_model is not None:
-            return data_parallel_step(self, indices)
-        guide = self.guide
-        batch = self.train_set.collate(
-            indices, gold=guide.active, possible_weight=guide.possible_weight
-        ).to(self.device)
-        self.model.train()
-        logits, weights = self.model(
-            batch.src,
-            batch.src_lengths,
-            batch.src_mask,
-            batch.tgt_in,
-            teacher_forcing=self.cfg.train.teacher_forcing,
-            keep_weights=guide.active,
-        )
-        loss = sequence_loss(logits, batch.tgt_out, label_smoothing=self.cfg.train.label_smoothing)
-        objective = guide.objective(loss, weights, batch)  # `loss` itself when not guiding
-        loss_value = loss.item()
-        # a non-finite alignment term stops training as a non-finite loss would
-        checked = loss_value if guide.last_loss is None else loss_value + guide.last_loss
-        if not math.isfinite(checked):
-            return checked, math.nan, 0
-        self.optimizer.zero_grad(set_to_none=True)
-        objective.backward()
-        clip = self.cfg.train.clip_grad_norm or math.inf
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip))
-        self.optimizer.step()
-        return loss_value, grad_norm, batch.num_tgt_tokens
-
-    @cached_property
-    def guide(self) -> AlignmentGuide:
-        """Guided alignment (``train.alignment_weight``), built on first use; see
-        :mod:`seq2seq.training.guidance`."""
-        train = self.cfg.train
-        return AlignmentGuide(
+        train = cfg.train
+        self.guide = AlignmentGuide(
             train.alignment_weight,
             self.model.attention.has_weights,
             self.train_set.pairs,
             train.alignment_possible_weight,
         )
+        self.updater = Updater(
+            self.model,
+            self.optimizer,
+            Objective(train.label_smoothing, self.guide),
+            self.group,
+            clip_grad_norm=train.clip_grad_norm,
+            teacher_forcing=train.teacher_forcing,
+        )
+
+    def _restore(self, saved: checkpointing.Checkpoint) -> None:
+        """Continue where ``saved`` stopped: weights, optimizer, schedule, position, RNG."""
+        self.model.load_state_dict(saved.model)
+        self.optimizer.load_state_dict(saved.optimizer)
+        self.schedule.load_state_dict(saved.scheduler)
+        self.state = TrainState.from_dict(saved.state)
+        restore_rng_states(saved.rng)
+        log.info("resumed from %s at step %d", self.ckpt_dir / LAST, self.state.step)
 
     @property
     def total_steps(self) -> int:
@@ -169,77 +137,185 @@ class Trainer:
         epochs = t.max_epochs * len(self.sampler) if t.max_epochs > 0 else 0
         return min(s for s in (t.max_steps, epochs) if s > 0)
 
-    def _done(self, should_stop: StopCondition | None) -> bool:
+    def train_step(self, indices: list[int]) -> StepResult:
+        """One update on the training pairs ``indices`` (see :meth:`Updater.update`); does
+        not advance the schedule or :attr:`state`, :meth:`fit` does that."""
+        return self.updater.update(self.train_set, indices)
+
+    # ------------------------------------------------------------------ the loop
+
+    def fit(self, logger: RunLogger, should_stop: StopCondition | None = None) -> str:
+        """Train until a stop rule holds (max steps/epochs, early stopping, a signal, or
+        ``should_stop``, e.g. a wall-clock budget); validates a last time unless the last step
+        just was. Returns why it stopped; a signal raises :class:`TrainingInterrupted` after
+        ``last.pt`` is saved."""
         t, state = self.cfg.train, self.state
-        limit = (t.max_steps > 0 and state.step >= t.max_steps) or (
-            t.max_epochs > 0 and state.epoch >= t.max_epochs
-        )
-        return limit or (should_stop is not None and self.group.any(should_stop(state)))
-
-    def _validate(self, logger: RunLogger) -> None:
-        validate_everywhere(self, lambda: validate(self, logger))
-
-    def _stop_early(self) -> bool:
-        t, history = self.cfg.train, self.state.history
-        target = t.stop_at_exact_match
-        reached = (
-            bool(history) and target is not None and history[-1]["valid_exact_match"] >= target
-        )
-        return reached or (t.patience > 0 and self.state.bad_evals >= t.patience)
-
-    def fit(self, logger: RunLogger, should_stop: StopCondition | None = None) -> None:
-        """Train until max steps/epochs, early stopping, a stop request or ``should_stop``
-        (e.g. a wall-clock budget); validates a last time unless the last step just was."""
-        t = self.cfg.train
-        total = t.max_steps or t.max_epochs * len(self.sampler)
+        rules = StopRules(t, should_stop)
         progress = tqdm(
-            total=total,
-            initial=self.state.step,
+            total=self.total_steps,
+            initial=state.step,
             disable=None if self.group.is_main else True,
             dynamic_ncols=True,
             unit="step",
         )
         window = _Window()
         with logging_redirect_tqdm(), stop_requests() as stops, progress:
-            while not self._done(should_stop):
-                self.sampler.set_epoch(self.state.epoch)
-                for indices in self.sampler.batches()[self.state.batch_in_epoch :]:
+            reason = rules.after_update(state, self.group)
+            while reason is None:
+                self.sampler.set_epoch(state.epoch)
+                for indices in self.sampler.batches()[state.batch_in_epoch :]:
                     started = time.perf_counter()
-                    loss, grad_norm, tokens = self.train_step(indices)
-                    if not math.isfinite(loss):
-                        raise checkpointing.non_finite_error(self, loss)
-                    if t.lr_schedule == "linear":
-                        self.scheduler.step()
-                    self.state.train_seconds += time.perf_counter() - started
-                    self.state.step += 1
-                    self.state.batch_in_epoch += 1
-                    window.tokens += tokens
-                    step = self.state.step
-                    logger.scalars({"loss/train": loss, **self.guide.scalars()}, step)
-                    if step % t.log_every == 0:
-                        lr = self.optimizer.param_groups[0]["lr"]
-                        rate = window.log(logger, step, lr, grad_norm)
+                    result = self.train_step(indices)
+                    if not result.finite:
+                        raise checkpointing.non_finite_error(
+                            _first_non_finite(result), state.step + 1, self.ckpt_dir, t
+                        )
+                    self.schedule.after_update()
+                    state.train_seconds += time.perf_counter() - started
+                    state.step += 1
+                    state.batch_in_epoch += 1
+                    window.tokens += result.tokens
+                    logger.scalars(result.losses, state.step)
+                    if state.step % t.log_every == 0:
+                        rate = window.log(logger, state.step, self.schedule.lr, result.grad_norm)
                         progress.set_postfix(
-                            loss=f"{loss:.3f}", tok_s=f"{rate:,.0f}", refresh=False
+                            loss=f"{result.loss:.3f}", tok_s=f"{rate:,.0f}", refresh=False
                         )
                     progress.update()
-                    if step % t.eval_every == 0:
+                    if state.step % t.eval_every == 0:
                         self._validate(logger)
                         window.start = time.perf_counter()
-                        if self._stop_early():
-                            return
-                    stop_on_request(self, stops)
-                    if self._done(should_stop):
+                        reason = rules.after_validation(state)
+                        if reason is not None:
+                            break
+                    self._stop_on_signal(stops)
+                    reason = rules.after_update(state, self.group)
+                    if reason is not None:
                         break
                 else:
-                    self.state.epoch += 1
-                    self.state.batch_in_epoch = 0
-            if not self.state.history or self.state.history[-1]["step"] != self.state.step:
+                    state.epoch += 1
+                    state.batch_in_epoch = 0
+                    reason = rules.limit_reached(state)
+            last = state.last_validation
+            if last is None or last.step != state.step:
                 self._validate(logger)
+        log.info("training stopped at step %d: %s", state.step, reason)
+        return reason
 
-    def test(self) -> dict[str, Any]:
-        """Full test-split metrics of the best checkpoint; see :func:`evaluate_best`."""
-        return evaluate_best(self)
+    def _validate(self, logger: RunLogger) -> None:
+        """Score the valid split (rank 0; every rank takes the scores), then update the
+        schedule, the history and the best model from them; rank 0 logs and saves."""
+        started = time.perf_counter()
+        scores = self.group.from_main(self._valid_scores)
+        state = self.state
+        if not math.isfinite(scores.loss):
+            raise checkpointing.non_finite_error(
+                scores.loss, state.step, self.ckpt_dir, self.cfg.train, "validation"
+            )
+        self.schedule.after_validation(scores.loss)
+        record = ValidationRecord.of(state.step, state.train_seconds, scores)
+        improved = is_better(self.cfg.train.select_best, record, state.best)
+        state.history.append(record)
+        if improved:
+            state.best_step, state.bad_evals = state.step, 0
+        else:
+            state.bad_evals += 1
+        if not self.group.is_main:
+            return
+        logger.scalars(
+            {
+                "loss/valid": scores.loss,
+                "valid/bleu": scores.bleu,
+                "valid/exact_match": scores.exact_match,
+            },
+            state.step,
+        )
+        data = self.cfg.data
+        log_samples(
+            self.model,
+            sample_sources(data.samples, data.char_level_src),
+            self.corpus.src_vocab,
+            self.corpus.tgt_vocab,
+            logger,
+            state.step,
+            data.split_tgt_punct,
+        )
+        if improved:
+            self._save(BEST)
+        self._save(LAST)
+        logger.flush()
+        log.info(
+            "step %d  valid loss %.4f  BLEU %.2f  exact match %.3f  (%.1fs)%s",
+            state.step,
+            scores.loss,
+            scores.bleu,
+            scores.exact_match,
+            time.perf_counter() - started,
+            "  *best*" if improved else "",
+        )
+
+    def _valid_scores(self) -> Scores:
+        return evaluate(
+            self.model,
+            self.valid_set,
+            self.corpus.tgt_vocab,
+            batch_size=self.cfg.train.eval_batch_size,
+            device=self.device,
+            full=False,
+        )
+
+    def _stop_on_signal(self, stops: list[int]) -> None:
+        """After a step: on a SIGINT/SIGTERM that reached any rank, rank 0 saves ``last.pt``
+        and every rank raises :class:`TrainingInterrupted`."""
+        signum = self.group.max(stops[0] if stops else 0)
+        if not signum:
+            return
+        path = self.ckpt_dir / LAST
+        if self.group.is_main:
+            path = self._save(LAST)
+        self.group.barrier()  # nobody exits (torchrun would stop the others) before the save
+        raise TrainingInterrupted(signum, path)
+
+    def _save(self, name: str) -> Path:
+        """Write ``checkpoints/<name>`` (atomically); returns its path."""
+        path = self.ckpt_dir / name
+        checkpoint = checkpointing.make_checkpoint(
+            model=self.model,
+            optimizer=self.optimizer,
+            schedule=self.schedule,
+            state=self.state,
+            spec=self.spec,
+            corpus=self.corpus,
+            cfg=self.cfg,
+        )
+        save_checkpoint(path, checkpoint)
+        return path
+
+    # ------------------------------------------------------------------ the test
+
+    def test(self) -> tuple[str, Scores]:
+        """Full test-split metrics of ``best.pt`` (``last.pt`` if the run folder has lost
+        ``best.pt``, e.g. a resumed copy of ``last.pt`` alone), loaded into :attr:`model`;
+        returns the checkpoint's name and the scores."""
+        name = BEST
+        if not (self.ckpt_dir / BEST).exists() and (self.ckpt_dir / LAST).exists():
+            log.warning("%s is missing; testing %s instead", self.ckpt_dir / BEST, LAST)
+            name = LAST
+        self.model.load_state_dict(load_checkpoint(self.ckpt_dir / name, self.device).model)
+        scores = evaluate(
+            self.model,
+            self.test_set,
+            self.corpus.tgt_vocab,
+            batch_size=self.cfg.train.eval_batch_size,
+            device=self.device,
+            beam_size=self.cfg.train.beam_size,
+            select_head_on=("valid", self.valid_set),
+        )
+        return name, scores
+
+
+def _first_non_finite(result: StepResult) -> float:
+    return next(v for v in result.losses.values() if not math.isfinite(v))
 
 
 class _Window:

@@ -89,7 +89,7 @@ def trainer_contestant(name: str, trainer: Trainer) -> Contestant:
     """The real trainer: ``Trainer.train_step`` over its own bucketed sampler's batches."""
 
     def step(indices: Sequence[int]) -> int:
-        return trainer.train_step(list(indices))[2]
+        return trainer.train_step(list(indices)).tokens
 
     def shape(indices: Sequence[int]) -> BatchShape:
         return batch_shape(trainer.train_set, indices)
@@ -334,15 +334,15 @@ def time_to_target(
     finally:
         logger.close()
     history = trainer.state.history
-    reached = next((h for h in history if h["valid_exact_match"] >= target), None)
+    reached = next((h for h in history if h.valid_exact_match >= target), None)
     result = {
         "target": target,
-        "seconds": reached["train_seconds"] if reached else None,
-        "step": reached["step"] if reached else None,
-        "flops": _flops_until(flops_after, reached["step"]) if reached else None,
+        "seconds": reached.train_seconds if reached else None,
+        "step": reached.step if reached else None,
+        "flops": _flops_until(flops_after, reached.step) if reached else None,
         "flops_spent": flops_after[-1] if flops_after else 0,
         "reached": reached is not None,
-        "best_exact_match": max((h["valid_exact_match"] for h in history), default=0.0),
+        "best_exact_match": max((h.valid_exact_match for h in history), default=0.0),
         "steps_run": trainer.state.step,
         "train_seconds_used": trainer.state.train_seconds,
         "wall_seconds_used": time.perf_counter() - start,
@@ -350,7 +350,12 @@ def time_to_target(
         "eval_every": cfg.train.eval_every,
         "attention": cfg.attention.type,
         "curve": [  # every validation: where the run stood
-            {k: h[k] for k in ("step", "train_seconds", "valid_exact_match")} for h in history
+            {
+                "step": h.step,
+                "train_seconds": h.train_seconds,
+                "valid_exact_match": h.valid_exact_match,
+            }
+            for h in history
         ],
     }
     return result, trainer

@@ -37,7 +37,7 @@ class Column:
 
     def value(self, summary: RunSummary) -> float | None:
         """This metric of one run; ``None`` where the run has none."""
-        return summary.test.get(self.key) if self.in_test else getattr(summary, self.key)
+        return summary.test.value(self.key) if self.in_test else getattr(summary, self.key)
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -150,14 +150,14 @@ def bucket_order(runs: Sequence[Run]) -> list[str]:
     """Every source-length bucket any run scored, shortest first."""
     seen: dict[str, int] = {}
     for run in runs:
-        for label in run.summary.test["bleu_by_length"]:
+        for label in run.summary.test.bleu_by_length or {}:
             seen.setdefault(label, len(seen))
     return sorted(seen, key=lambda label: _bucket_key(label, seen[label]))
 
 
 def common_bucket_sizes(runs: Sequence[Run]) -> dict[str, int] | None:
     """The test sentences per bucket when every run reports the same counts, else ``None``."""
-    sizes = [run.summary.test.get("bucket_sizes") for run in runs]
+    sizes = [run.summary.test.bucket_sizes for run in runs]
     first = sizes[0] if sizes else None
     if not isinstance(first, Mapping) or any(s != first for s in sizes):
         return None
@@ -173,7 +173,7 @@ def aggregate_variant(variant: Variant, buckets: Sequence[str]) -> None:
             variant.stats[column.key] = mean_sd(column.value(r.summary) for r in variant.runs)
     for bucket in buckets:
         variant.bleu_by_length[bucket] = mean_sd(
-            r.summary.test["bleu_by_length"].get(bucket) for r in variant.runs
+            (r.summary.test.bleu_by_length or {}).get(bucket) for r in variant.runs
         )
 
 

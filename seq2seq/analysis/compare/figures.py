@@ -77,7 +77,7 @@ def aer_figure(comparison: Comparison) -> Figure:
 
 def _aligned_steps(runs: Sequence[Run]) -> list[float] | None:
     """The common validation steps of ``runs``, or ``None`` if they differ."""
-    step_lists = [[h["step"] for h in run.summary.history] for run in runs]
+    step_lists = [[h.step for h in run.summary.history] for run in runs]
     return step_lists[0] if all(s == step_lists[0] for s in step_lists) else None
 
 
@@ -90,9 +90,7 @@ def valid_loss_series(variant: Variant) -> dict[str, list[Point]]:
     steps = _aligned_steps(variant.runs)
     if steps is None:
         return {
-            f"{variant.name} seed {run.seed}": [
-                (h["step"], h["valid_loss"]) for h in run.summary.history
-            ]
+            f"{variant.name} seed {run.seed}": [(h.step, h.valid_loss) for h in run.summary.history]
             for run in variant.runs
             if run.summary.history
         }
@@ -100,7 +98,7 @@ def valid_loss_series(variant: Variant) -> dict[str, list[Point]]:
         return {}
     points: list[Point] = []
     for k, step in enumerate(steps):
-        stat = mean_sd(run.summary.history[k]["valid_loss"] for run in variant.runs)
+        stat = mean_sd(run.summary.history[k].valid_loss for run in variant.runs)
         assert stat.mean is not None
         points.append((step, stat.mean) if stat.sd is None else (step, (stat.mean, stat.sd)))
     return {variant.name: points}

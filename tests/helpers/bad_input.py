@@ -1,0 +1,331 @@
+"""The bad-input table shared by the entry points' error tests (``test_*_errors.py``).
+
+Each row (:class:`Case`) names a script, its arguments, how to prepare the files it reads, and
+the parts its one error line must contain. A module's rows run as subprocesses concurrently
+(:func:`outcomes_fixture`), then one test per row checks the outcome
+(:func:`check_fails_cleanly`): exit code, exactly one ``error:`` line, no traceback, nothing
+changed or left behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+import torch
+
+from seq2seq.model.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from tests.helpers.runs import REPO, TINY_OVERRIDES, run_script, script_env
+
+PROCESS_TIMEOUT = 300  # seconds; generous, other test suites may share the CPUs
+WAIT_TIMEOUT = 240  # for a file to appear while a training subprocess runs
+
+
+# ---------------------------------------------------------------------------- helpers
+def overrides(*extra: str) -> tuple[str, ...]:
+    """``TINY_OVERRIDES`` plus ``extra``; a later ``key=value`` replaces an earlier one."""
+    merged: dict[str, str] = {}
+    for override in (*TINY_OVERRIDES, *extra):
+        merged[override.split("=", 1)[0]] = override
+    return tuple(merged.values())
+
+
+def run_with_stdin(
+    script: str, args: list[str], stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    return run_script(script, *args, timeout=PROCESS_TIMEOUT, input_text=stdin, **(env or {}))
+
+
+def start_training(run_dir: Path, *extra: str, log: Path) -> subprocess.Popen:
+    """A training subprocess whose stdout and stderr go to ``log`` (no pipe to fill up)."""
+    command = [sys.executable, str(REPO / "scripts/train.py"), *extra, f"hydra.run.dir={run_dir}"]
+    with open(log, "w", encoding="utf-8") as handle:
+        return subprocess.Popen(
+            command,
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=script_env(),
+        )
+
+
+def wait_for(
+    condition: Callable[[], bool], process: subprocess.Popen, log: Path, interval: float = 0.05
+) -> None:
+    """Poll ``condition`` while ``process`` runs; fail with its output if it ends first."""
+    deadline = time.monotonic() + WAIT_TIMEOUT
+    while not condition():
+        if process.poll() is not None:
+            pytest.fail(f"training ended early ({process.returncode}):\n{log.read_text()[-3000:]}")
+        if time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"timed out waiting for training:\n{log.read_text()[-3000:]}")
+        time.sleep(interval)
+
+
+def file_signature(path: Path) -> tuple[int, int, int] | None:
+    """Changes whenever the file is replaced (an atomic save makes a new inode)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def snapshot(folder: Path, ignore: tuple[str, ...] = ()) -> dict[str, str]:
+    """sha256 of every file under ``folder`` (top-level names in ``ignore`` skipped)."""
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.relative_to(folder).parts[0] not in ignore
+    }
+
+
+class CodeOnLoad:
+    """Unpickling this creates ``marker``: a stand-in for a malicious checkpoint."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+# ---------------------------------------------------------------------------- damage
+def truncate(path: Path, marker: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def scramble(path: Path, marker: Path) -> None:
+    """Random bytes of the same length (seeded)."""
+    size = path.stat().st_size
+    path.write_bytes(random.Random(size).randbytes(size))
+
+
+def plant_code(path: Path, marker: Path) -> None:
+    torch.save({"format_version": 1, "model": CodeOnLoad(marker)}, path)
+
+
+def double_hidden_size(path: Path, marker: Path) -> None:
+    """A checkpoint whose model spec does not fit its weights (as if swapped in from elsewhere)."""
+    payload = torch.load(path, weights_only=True)
+    payload["model_spec"]["hidden_size"] *= 2
+    save_checkpoint(path, Checkpoint.from_dict(payload))
+
+
+# ---------------------------------------------------------------------------- the table
+class Shared(NamedTuple):
+    corpus: Path  # the session toy corpus (read only)
+    run: Path  # a finished tiny run trained on it (read only)
+
+
+Prepare = Callable[[Shared, Path], dict[str, Path]]
+
+
+def fresh_run(shared: Shared, tmp: Path) -> dict[str, Path]:
+    return {"corpus": shared.corpus, "out": tmp / "run"}
+
+
+def corpus_with(split: str, line_no: int, content: bytes | None) -> Prepare:
+    """A copy of the toy corpus whose ``split`` has line ``line_no`` replaced by ``content``
+    (``None``: the whole file emptied)."""
+
+    def prepare(shared: Shared, tmp: Path) -> dict[str, Path]:
+        corpus = tmp / "corpus"
+        shutil.copytree(shared.corpus, corpus)
+        path = corpus / f"{split}.tsv"
+        if content is None:
+            path.write_bytes(b"")
+        else:
+            lines = path.read_bytes().split(b"\n")
+            lines[line_no - 1] = content
+            path.write_bytes(b"\n".join(lines))
+        return {"corpus": corpus, "out": tmp / "run"}
+
+    return prepare
+
+
+def run_copy(checkpoint: str = "best.pt", damage: Callable | None = None) -> Prepare:
+    """A copy of the tiny run, with ``checkpoints/<checkpoint>`` damaged."""
+
+    def prepare(shared: Shared, tmp: Path) -> dict[str, Path]:
+        run = tmp / "run"
+        shutil.copytree(shared.run, run)
+        if damage is not None:
+            damage(run / "checkpoints" / checkpoint, tmp / "marker")
+        return {"corpus": shared.corpus, "run": run, "marker": tmp / "marker"}
+
+    return prepare
+
+
+def shared_run(shared: Shared, tmp: Path) -> dict[str, Path]:
+    return {"corpus": shared.corpus, "run": shared.run}
+
+
+def other_vocabulary(shared: Shared, tmp: Path) -> dict[str, Path]:
+    """A run whose checkpoint names a corpus that has since gained a word."""
+    corpus = tmp / "corpus"
+    shutil.copytree(shared.corpus, corpus)
+    with open(corpus / "train.tsv", "a", encoding="utf-8") as handle:
+        handle.write("熊猫\tpandas\t0-0\n")
+    run = tmp / "run"
+    shutil.copytree(shared.run, run)
+    last = run / "checkpoints" / "last.pt"
+    payload = torch.load(last, weights_only=True)
+    payload["config"]["data"]["dir"] = str(corpus)
+    save_checkpoint(last, Checkpoint.from_dict(payload))
+    return {"corpus": corpus, "run": run}
+
+
+def run_and_bad_test_split(shared: Shared, tmp: Path) -> dict[str, Path]:
+    """A run copy plus a corpus copy whose test split has an out-of-range alignment."""
+    corpus = corpus_with("test", 2, "我\tI\t0-0 5-5".encode())(shared, tmp)["corpus"]
+    return {**run_copy()(shared, tmp), "corpus": corpus}
+
+
+def non_finite_run(shared: Shared, tmp: Path) -> dict[str, Path]:
+    return {"corpus": shared.corpus, "nan_run": tmp / "run"}
+
+
+def last_good_checkpoint_loads(paths: dict[str, Path], message: str) -> None:
+    """The message names the checkpoint left behind (if any), and it loads."""
+    last = paths["nan_run"] / "checkpoints" / "last.pt"
+    if "no checkpoint was written" in message:
+        assert not last.exists()
+        return
+    assert f"last good checkpoint is {last}" in message
+    payload = torch.load(last, weights_only=True)
+    assert payload["state"]["step"] >= 1
+    load_checkpoint(last)  # also passes the project's own checks
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    script: str
+    args: tuple[str, ...]  # "{corpus}", "{run}", "{out}", "{tmp}"… filled from ``prepare``
+    message: tuple[str, ...]  # all must appear in the error line (Hydra: in stderr)
+    code: int = 2
+    prepare: Prepare = fresh_run
+    stdin: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+    check: Callable[[dict[str, Path], str], None] | None = None  # (paths, message)
+
+
+def train(*extra: str, run: str = "{out}") -> tuple[str, ...]:
+    return overrides("data.dir={corpus}", f"hydra.run.dir={run}", *extra)
+
+
+def resume(*extra: str) -> tuple[str, ...]:
+    return train("resume=true", *extra, run="{run}")
+
+
+# The table's processes run side by side: one thread each, so none spins waiting for a core.
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+# Hydra writes these into the run folder before the app starts, even for a refused resume.
+HYDRA_WRITES = (".hydra", "train.log")
+
+
+@dataclass
+class Outcome:
+    result: subprocess.CompletedProcess
+    paths: dict[str, Path]
+    changed: list[str]  # files under the watched folders that changed
+    made: list[str]  # run outputs created in a fresh run folder
+
+
+def run_case(case: Case, tmp: Path, shared: Shared) -> Outcome:
+    paths = {"tmp": tmp, **case.prepare(shared, tmp)}
+    ignore = HYDRA_WRITES if case.script == "train.py" else ()
+    watched = {
+        name: snapshot(path, ignore)
+        for name, path in paths.items()
+        if name != "tmp" and path.is_dir()
+    }
+    args = [arg.format_map({k: str(v) for k, v in paths.items()}) for arg in case.args]
+    result = run_with_stdin(case.script, args, case.stdin, {**ONE_THREAD, **case.env})
+    changed = []
+    for name, before in watched.items():
+        after = snapshot(paths[name], ignore)
+        changed += [f"{name}/{f}" for f in sorted(before | after) if before.get(f) != after.get(f)]
+    out = paths.get("out")
+    made = [n for n in ("checkpoints", "tb", "metrics.json") if out and (out / n).exists()]
+    return Outcome(result, paths, changed, made)
+
+
+def outcomes_fixture(table: list[Case]) -> Callable[..., dict[str, Outcome]]:
+    """A module fixture ``outcomes`` that runs the selected rows of ``table`` concurrently."""
+
+    @pytest.fixture(scope="module")
+    def outcomes(request, tmp_path_factory, toy_corpus, tiny_run) -> dict[str, Outcome]:
+        """``{case id: Outcome}`` for the rows the session selected."""
+        selected = {
+            item.callspec.params["case"].id
+            for item in request.session.items
+            if item.module is request.module
+            and hasattr(item, "callspec")
+            and "case" in item.callspec.params
+        }
+        shared = Shared(toy_corpus, tiny_run("additive"))
+        shared_before = {name: snapshot(path) for name, path in shared._asdict().items()}
+        cases = [case for case in table if case.id in selected]
+        workers = min(4, (os.cpu_count() or 1) + 1)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {
+                case.id: pool.submit(run_case, case, tmp_path_factory.mktemp(case.id), shared)
+                for case in cases
+            }
+            results = {case_id: future.result() for case_id, future in futures.items()}
+        for name, path in shared._asdict().items():
+            assert snapshot(path) == shared_before[name], f"the shared {name} folder was modified"
+        return results
+
+    return outcomes
+
+
+def check_fails_cleanly(case: Case, outcome: Outcome) -> None:
+    """One clear line (or Hydra's own short message), the expected exit code, no traceback,
+    nothing changed or left behind."""
+    result = outcome.result
+    output = result.stdout + result.stderr
+    assert result.returncode == case.code, output[-3000:]
+    assert "Traceback" not in output, output[-3000:]
+    if case.code == 2:  # our own UserError: exactly one `error:` line, and it ends stderr
+        errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+        assert len(errors) == 1, result.stderr[-3000:]
+        assert result.stderr.rstrip().splitlines()[-1] == errors[0]
+        message = errors[0]
+    else:  # Hydra's own config error (exit 1): its short message, no stack trace
+        message = result.stderr
+    for part in case.message:
+        assert part in message, message
+    assert not outcome.changed, f"files changed: {outcome.changed}"
+    assert not outcome.made, f"a failed run left outputs behind: {outcome.made}"
+    if "marker" in outcome.paths:
+        assert not outcome.paths["marker"].exists(), "code inside a checkpoint was executed"
+    if case.check:
+        case.check(outcome.paths, message)
+
+
+def check_shows_traceback(case: Case, outcome: Outcome) -> None:
+    """With a debug switch set, the same failure shows its traceback."""
+    result = outcome.result
+    assert result.returncode == case.code, result.stderr[-3000:]
+    assert "Traceback" in result.stderr
+    for part in case.message:
+        assert part in result.stderr, result.stderr[-3000:]

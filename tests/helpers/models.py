@@ -1,0 +1,70 @@
+"""The one model factory of the tests: small random models and batches of known shape."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from seq2seq.data.batching import ParallelDataset
+from seq2seq.data.corpus import Pair
+from seq2seq.data.vocab import Vocab
+from seq2seq.model import ModelSpec, Seq2Seq
+
+
+def tiny_spec(
+    attention: str = "additive",
+    *,
+    src_vocab: int = 20,
+    tgt_vocab: int = 25,
+    embed_size: int = 8,
+    hidden_size: int = 16,
+    dropout: float = 0.0,
+    decoder: str = "bahdanau",
+    bidirectional: bool = True,
+    num_heads: int | None = None,
+) -> ModelSpec:
+    """A small :class:`ModelSpec`; multi-head attention gets 2 heads unless ``num_heads``."""
+    heads = num_heads if num_heads is not None else (2 if attention == "multihead" else 1)
+    return ModelSpec(
+        src_vocab, tgt_vocab, attention, embed_size=embed_size, hidden_size=hidden_size,
+        dropout=dropout, num_heads=heads, decoder=decoder, bidirectional=bidirectional,
+    )  # fmt: skip
+
+
+def tiny_model(
+    attention: str = "additive", *, seed: int = 0, recurrence: str = "fused", **spec: object
+) -> Seq2Seq:
+    """A random :class:`Seq2Seq` (in eval mode) from :func:`tiny_spec`, seeded by ``seed``."""
+    torch.manual_seed(seed)
+    return Seq2Seq(tiny_spec(attention, **spec), recurrence=recurrence).eval()  # type: ignore[arg-type]
+
+
+def same_model(model: Seq2Seq, recurrence: str) -> Seq2Seq:
+    """``model``'s weights in a model that runs teacher forcing through ``recurrence``."""
+    other = Seq2Seq(model.spec, recurrence=recurrence).train(model.training)
+    other.load_state_dict(model.state_dict())
+    return other
+
+
+def toy_batch(
+    src_vocab: int = 20, tgt_vocab: int = 25, seed: int = 1
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Five source sentences of lengths 7, 5, 3, 7, 1 (padded) and targets of 6 tokens:
+    src (5, 7), src_lengths (5,), src_mask (5, 7), tgt_in (5, 6)."""
+    generator = torch.Generator().manual_seed(seed)
+    lengths = torch.tensor([7, 5, 3, 7, 1])
+    mask = torch.arange(7)[None] < lengths[:, None]
+    src = torch.randint(4, src_vocab, (5, 7), generator=generator).masked_fill(~mask, Vocab.pad_id)
+    tgt_in = torch.randint(4, tgt_vocab, (5, 6), generator=generator)
+    return src, lengths, mask, tgt_in
+
+
+def model_for(
+    pairs: Sequence[Pair], attention: str = "additive", **options: object
+) -> tuple[Seq2Seq, ParallelDataset]:
+    """A :func:`tiny_model` sized to ``pairs``' vocabularies, and ``pairs`` as a dataset."""
+    src_vocab = Vocab.build(p.src for p in pairs)
+    tgt_vocab = Vocab.build(p.tgt for p in pairs)
+    model = tiny_model(attention, src_vocab=len(src_vocab), tgt_vocab=len(tgt_vocab), **options)  # type: ignore[arg-type]
+    return model, ParallelDataset(pairs, src_vocab, tgt_vocab)

@@ -1,0 +1,49 @@
+"""The layout the architecture page promises: leaf modules import without the model (and the
+config without torch), and no test module imports another (shared helpers: tests/helpers/)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from tests.helpers.runs import REPO
+
+LEAVES = ("seq2seq.errors", "seq2seq.files", "seq2seq.records", "seq2seq.config.schema",
+          "seq2seq.config.compose")  # fmt: skip
+
+
+def imported_by(modules: tuple[str, ...]) -> set[str]:
+    code = f"import sys; import {', '.join(modules)}; print(' '.join(sorted(sys.modules)))"
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    return set(result.stdout.split())
+
+
+def test_leaf_modules_import_without_the_model_or_torch() -> None:
+    loaded = imported_by(LEAVES)
+    assert not {m for m in loaded if m.startswith("seq2seq.model.")} - {"seq2seq.model.names"}
+    assert "torch" not in loaded and "matplotlib" not in loaded
+
+
+def test_runtime_imports_torch_but_not_the_model() -> None:
+    loaded = imported_by(("seq2seq.runtime",))
+    assert "torch" in loaded and not any(m.startswith("seq2seq.model.") for m in loaded)
+
+
+def test_the_package_exports_extraction_on_first_use() -> None:
+    import seq2seq
+    from seq2seq.evaluation.extract import extract_attention_weights
+
+    assert seq2seq.extract_attention_weights is extract_attention_weights
+
+
+def test_no_test_module_imports_another() -> None:
+    pattern = re.compile(
+        r"^\s*from tests\.(test_\w+|conftest) import|^\s*import tests\.test_", re.M
+    )
+    offenders = [
+        path.name for path in (REPO / "tests").glob("*.py") if pattern.search(path.read_text())
+    ]
+    assert offenders == []
