@@ -4,7 +4,8 @@ Takes the same overrides as training (``data.train_size``, ``data.max_len``, ``d
 writes train/valid/test.tsv and corpus.json (the generator settings and a hash of
 data/grammar.yaml) into ``data.dir`` (by default a folder named after those settings) and
 prints a summary. A folder holding a different corpus is never overwritten; one written by an
-older version (no corpus.json) is adopted when it holds exactly this corpus.
+older version (no corpus.json) is adopted when it holds exactly this corpus. A folder that
+cannot be written (a read-only place, a full disk) is one line naming it.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def main(argv: list[str]) -> None:
         )
     started = time.perf_counter()
     directory = Path(data.dir)
-    outcome = ensure_corpus(directory, corpus_spec(data))
+    outcome = ensure_corpus(directory, corpus_spec(data))  # write errors name data.dir
     seconds = time.perf_counter() - started
     if outcome is Outcome.GENERATED:
         files = ", ".join(f"{s}.tsv" for s in SPLITS)

@@ -146,7 +146,7 @@ SCHEMA_ERRORS = [
     (_set("lexicon", "times", 0, "tense", value="later"),
      "lexicon.times[0].tense must be one of present, past, future, found 'later'"),
     (_set("lexicon", "transitive_verbs", 0, "forms", value=["love", "loves"]),
-     "lexicon.transitive_verbs[0].forms must list 3 values, found 2"),
+     "lexicon.transitive_verbs[0].forms must be a list of 3 values, found ['love', 'loves']"),
     (_set("lexicon", "numbers", 0, "value", value=1.5),
      "lexicon.numbers[0].value must be a whole number, found 1.5"),
     (_set("sampling", "tenses", "later", value=1),
@@ -162,15 +162,14 @@ SCHEMA_ERRORS = [
     (_set("connectives", 1, "align", value="0-0 0-1"),
      "connectives[1].align must link every Chinese word"),
     (_set("connectives", 0, "weight", value=-1),
-     "connectives[0].weight must be a number at least 0, found -1.0"),
+     "connectives[0].weight must be a number at least 0, found -1"),
     (_set("sampling", "optional", "time", value=1.5),
      "sampling.optional.time must be a number between 0 and 1, found 1.5"),
     (_set("sampling", "clause_kinds", "copula", value=-1),
-     "sampling.clause_kinds.copula must be a number at least 0, found -1.0"),
+     "sampling.clause_kinds.copula must be a number at least 0, found -1"),
     (_set("sampling", "tenses", value={"past": 0}),
      "sampling.tenses needs at least one positive weight"),
-    (_set("function_words", "negation", "en", drop=True),
-     "function_words.negation needs an 'en' translation"),
+    (_set("function_words", "negation", "en", drop=True), "function_words.negation has no 'en'"),
     # checks across the file
     (_set("lexicon", "transitive_verbs", 0, "objects", value=["person", "ghost"]),
      "爱 uses unknown noun kinds ['ghost']; known: animal, drink, film, food, item, music, "
@@ -201,7 +200,7 @@ def test_the_file_reads_into_typed_records(grammar: Grammar) -> None:
     assert tea.mass and tea.plural == ("teas",)
     take_care = next(v for v in lex.transitive_verbs if v.zh == "照顾")
     assert take_care.forms[2] == ("took", "care", "of") and "person" in take_care.objects
-    assert grammar.file.function_words["modifier"].aligned is False
+    assert grammar.file.function_words.modifier.aligned is False
     assert grammar.file.english_function_words.do == ("do", "does", "did")
     assert grammar.file.connectives[1].phrase == grammar.connective("， 然后")
     assert grammar.file.sampling.tenses == {"present": 3.0, "past": 4.0, "future": 2.0}

@@ -76,7 +76,7 @@ def time_attachments(pair: Pair, grammar: Grammar) -> list[tuple[int, int | None
     the last predicate before it in the same clause; one that opens the clause belongs to
     the clause as a whole. Clauses are split at connectives.
     """
-    de = grammar.file.function_words["modifier"].zh
+    de = grammar.file.function_words.modifier.zh
     category = [grammar.categories.get(word, "") for word in pair.src]
     following = [*pair.src[1:], ""]
     predicate = [

@@ -131,10 +131,23 @@ def test_a_folder_of_the_previous_generator_is_refused(tmp_path: Path) -> None:
     assert ensure_corpus(folder, spec) is Outcome.GENERATED
     identity = json.loads((folder / CORPUS_FILE).read_text(encoding="utf-8"))
     assert identity == corpus_identity(spec) and identity["generator"] == GENERATOR
-    identity["generator"] = "seq2seq.data.synthetic"  # the exact-length planner's corpora
+    identity["generator"] = "seq2seq.data.synthetic/2"  # before the weights of issue #20
     (folder / CORPUS_FILE).write_text(json.dumps(identity), encoding="utf-8")
-    with pytest.raises(UserError, match=re.escape("generator seq2seq.data.synthetic there")):
+    with pytest.raises(UserError, match=re.escape("generator seq2seq.data.synthetic/2 there")):
         ensure_corpus(folder, spec)
+
+
+def test_a_generated_folder_has_the_mode_of_any_new_folder(tmp_path: Path) -> None:
+    """Generation renames a temporary folder into place; its mode still follows the umask."""
+    spec = CorpusSpec(seed=2, train_size=30, valid_size=5, test_size=5)
+    umask = os.umask(0o022)
+    try:
+        assert ensure_corpus(tmp_path / "new" / "c", spec) is Outcome.GENERATED
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "new" / "c").stat().st_mode & 0o777 == 0o755
+    assert (tmp_path / "new").stat().st_mode & 0o777 == 0o755
+    assert [p.name for p in (tmp_path / "new").iterdir()] == ["c"]  # no temporary left
 
 
 def test_same_seed_writes_identical_files(tmp_path: Path, grammar: Grammar) -> None:
@@ -279,6 +292,9 @@ def test_default_corpus(default: dict[str, list[Pair]]) -> None:
     assert [len(default[s]) for s in SPLITS] == [16000, 1000, 1000]
     test_buckets = Counter(length_bucket(len(p.src), spec.bucket_edges) for p in default["test"])
     assert test_buckets == {label: 200 for label in ("1-10", "11-20", "21-30", "31-40", "41+")}
+    # within a bucket, lengths are uniform too (about 20 pairs of each), not crowded at its start
+    test_lengths = Counter(len(p.src) for p in default["test"])
+    assert all(5 <= test_lengths[n] <= 50 for n in range(3, 51)), test_lengths
     train_lengths = Counter(len(p.src) for p in default["train"])
     assert min(train_lengths) == 3 and max(train_lengths) == 50
     # uniform over 3..50: about 333 per length

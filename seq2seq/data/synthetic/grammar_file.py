@@ -1,29 +1,25 @@
 """``data/grammar.yaml`` as typed records: the schema, its reader, and the checks across it.
 
 The file's sections are the frozen dataclasses below (:class:`GrammarFile` at the top);
-:func:`read_grammar_file` reads the YAML and :func:`build` turns each value into the type its
-field declares, so a wrong type, a missing or unknown key, or a value outside a ``Literal``
-stops with one line naming the value's path (``lexicon.nouns[3].measure``). Each record
-checks its own values in ``__post_init__`` (a rate above 1, a connective's alignment);
-:func:`check` checks what needs the whole file (a Chinese word in two roles, a verb taking an
-unknown noun kind). All raise :class:`GrammarFileError`.
-
-``Word`` is one token, ``Words`` a non-empty string read as a tuple of tokens. (OmegaConf's
-structured configs would do the typing too, but report ``zh`` instead of
+:func:`build` turns each YAML value into the type its field declares (``Word``: one token,
+``Words``: a string read as tokens, ``Rate``: 0 to 1, ``Weight``: at least 0, a ``Literal``
+choice ...), so a wrong type, a missing or unknown key or a value out of range stops with
+one line naming its path (``lexicon.nouns[3].measure``). :func:`check` checks what needs the
+whole file (a Chinese word in two roles, a verb taking an unknown noun kind). All raise
+:class:`GrammarFileError`. (OmegaConf's structured configs would name ``zh`` instead of
 ``lexicon.nouns[3].zh`` for a bad value inside a list, which a learner cannot find.)
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, NewType, get_args, get_origin, get_type_hints
+from typing import Any, Literal, NewType, NoReturn, get_args, get_origin, get_type_hints
 
 import yaml
 
@@ -35,6 +31,8 @@ DEFAULT_GRAMMAR = Path(__file__).resolve().parents[3] / "data" / "grammar.yaml"
 
 Word = NewType("Word", str)
 Words = NewType("Words", tuple[str, ...])
+Rate = NewType("Rate", float)
+Weight = NewType("Weight", float)
 Tense = Literal["present", "past", "future"]
 TENSES: tuple[Tense, ...] = get_args(Tense)
 ClauseKind = Literal["transitive", "intransitive", "adjective", "copula"]
@@ -43,39 +41,21 @@ NounPhraseForm = Literal[
     "pronoun", "name", "place", "bare", "possessive", "counted", "this", "modified",
     "counted_modified", "this_modified", "relative", "relative_time", "subject_relative",
 ]
-Role = Literal[  # of a Chinese function word (the comment in the file says which is which)
-    "modifier", "question", "together", "question_mark", "perfective", "negation",
-    "past_negation", "future", "degree", "locative", "comitative", "demonstrative", "copula",
-]
-Construction = Literal[
-    "statement", "question", "statement_time_first", "question_time_first", "relative_clause",
-    "subject_relative_clause",
-]
 # fmt: on
-ROLES: tuple[Role, ...] = get_args(Role)
-TRANSLATED_ROLES = ("question_mark", "negation", "past_negation", "future", "degree", "comitative")
 _CLAUSE = "subject time aux companion place verb object"
+_QUESTION = f"{_CLAUSE} particle"
 #: The parts each construction of ``word_order`` lists: (Chinese parts, English parts).
-ORDER_PARTS: Mapping[str, tuple[str, str]] = MappingProxyType(
-    {
-        "statement": (_CLAUSE, _CLAUSE),
-        "question": (f"{_CLAUSE} particle", f"{_CLAUSE} particle"),
-        "statement_time_first": (_CLAUSE, _CLAUSE),  # the object ends in a relative clause
-        "question_time_first": (f"{_CLAUSE} particle", f"{_CLAUSE} particle"),
-        "relative_clause": (
-            "subject time verb modifier head",
-            "article head relative subject verb time",
-        ),
-        "subject_relative_clause": (
-            "verb object modifier head",
-            "article head relative verb object",
-        ),
-    }
-)
-#: Categories whose words are always aligned (the grammar file's first convention).
-CONTENT_CATEGORIES = frozenset(
-    {"pronoun", "name", "noun", "place", "verb", "adjective", "time", "number"}
-)
+# fmt: off
+ORDER_PARTS: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "statement": (_CLAUSE, _CLAUSE),
+    "question": (_QUESTION, _QUESTION),
+    "statement_time_first": (_CLAUSE, _CLAUSE),
+    "question_time_first": (_QUESTION, _QUESTION),
+    "relative_clause": ("subject time verb modifier head",
+                        "article head relative subject verb time"),
+    "subject_relative_clause": ("verb object modifier head", "article head relative verb object"),
+})
+# fmt: on
 
 
 class GrammarFileError(ValueError):
@@ -169,7 +149,8 @@ class Verb:
 
 @dataclass(frozen=True)
 class Lexicon:
-    """The word lists of ``lexicon``."""
+    """The word lists of ``lexicon``; each list's category is its name in the singular,
+    without its qualifier (``transitive_verbs``: ``verb``), and its words are always aligned."""
 
     pronouns: tuple[Pronoun, ...]
     names: tuple[Entry, ...]
@@ -182,14 +163,49 @@ class Lexicon:
     numbers: tuple[Number, ...]
 
 
+def category(lexicon_list: str) -> str:
+    """The category of the words of a :class:`Lexicon` list (``times``: ``time``)."""
+    return lexicon_list.removesuffix("s").rsplit("_", 1)[-1]
+
+
 @dataclass(frozen=True)
-class FunctionWord:
-    """A Chinese grammatical word: ``en`` its fixed English, if any; ``aligned: false`` if
-    it is never aligned."""
+class Marker:
+    """A Chinese grammatical word with no English of its own (``aligned: false``: never aligned)."""
 
     zh: Word
-    en: Words = ()  # type: ignore[assignment]
     aligned: bool = True
+
+
+@dataclass(frozen=True)
+class Translated:
+    """A Chinese grammatical word with a fixed English (不 -> not)."""
+
+    zh: Word
+    en: Words
+
+    @property
+    def phrase(self) -> Phrase:
+        """The word linked to each of its English words."""
+        return Phrase((self.zh,), self.en, tuple((0, j) for j in range(len(self.en))))
+
+
+@dataclass(frozen=True)
+class FunctionWords:
+    """The Chinese grammatical words, by the role the builders give them."""
+
+    modifier: Marker  # 的
+    question: Marker  # 吗
+    together: Marker  # 一起 in 和 X 一起
+    perfective: Marker  # 了: linked to the past-tense verb, or to "did"
+    locative: Marker  # 在: its English comes from the place
+    copula: Marker  # 是: linked to am / is / are
+    question_mark: Translated  # ？
+    negation: Translated  # 不
+    past_negation: Translated  # 没
+    future: Translated  # 会
+    degree: Translated  # 很
+    comitative: Translated  # 和
+    demonstrative: Translated  # 这
 
 
 @dataclass(frozen=True)
@@ -209,9 +225,8 @@ class EnglishWords:
     @property
     def unaligned(self) -> frozenset[str]:
         """Articles and relative pronouns: never sure-aligned."""
-        return frozenset(
-            (self.definite_article, self.indefinite_article, self.indefinite_article_vowel)
-        ) | {self.relative, self.relative_person}
+        articles = (self.definite_article, self.indefinite_article, self.indefinite_article_vowel)
+        return frozenset((*articles, self.relative, self.relative_person))
 
 
 @dataclass(frozen=True)
@@ -221,7 +236,7 @@ class Connective:
     zh: Words
     en: Words
     align: str
-    weight: float = 1.0
+    weight: Weight = Weight(1.0)
     before_question: bool = False  # may introduce a final question clause
     phrase: Phrase = field(init=False, repr=False)
 
@@ -229,8 +244,6 @@ class Connective:
         links = parse_alignment(self.align, len(self.zh), len(self.en))
         if {i for i, _ in links.sure} != set(range(len(self.zh))):
             raise ValueError("align must link every Chinese word")
-        if self.weight < 0:
-            raise ValueError(f"weight must be a number at least 0, found {self.weight}")
         object.__setattr__(self, "phrase", Phrase(self.zh, self.en, links.sure, links.possible))
 
 
@@ -243,74 +256,61 @@ class Order:
 
 
 @dataclass(frozen=True)
+class WordOrder:
+    """The order of the parts of each construction (:data:`ORDER_PARTS` says which parts)."""
+
+    statement: Order
+    question: Order
+    statement_time_first: Order  # the object or companion ends in a relative clause
+    question_time_first: Order
+    relative_clause: Order  # 我 买 的 书 -> the book that I bought
+    subject_relative_clause: Order  # 喜欢 猫 的 学生 -> the student who likes cats
+
+    def __post_init__(self) -> None:
+        for construction, parts in ORDER_PARTS.items():
+            for language, wanted in zip(("zh", "en"), parts, strict=True):
+                if sorted(getattr(getattr(self, construction), language)) != sorted(wanted.split()):
+                    listed = ", ".join(sorted(wanted.split()))
+                    raise ValueError(f"{construction}.{language} must list each of {listed} once")
+
+
+@dataclass(frozen=True)
 class OptionalParts:
     """The chance that a clause has each optional part."""
 
-    time: float
-    place: float
-    companion: float
+    time: Rate
+    place: Rate
+    companion: Rate
 
 
 @dataclass(frozen=True)
 class Sampling:
     """How often each construction is drawn (weights need not sum to 1)."""
 
-    question_rate: float
-    negation_rate: float
-    clause_kinds: Mapping[ClauseKind, float]
-    tenses: Mapping[Tense, float]
+    question_rate: Rate
+    negation_rate: Rate
+    clause_kinds: Mapping[ClauseKind, Weight]
+    tenses: Mapping[Tense, Weight]
     optional: OptionalParts
-    subject_forms: Mapping[NounPhraseForm, float]
-    object_forms: Mapping[NounPhraseForm, float]
-    companion_forms: Mapping[Literal["pronoun", "name", "bare", "possessive"], float]
-    complement_forms: Mapping[Literal["bare", "modified"], float]
+    subject_forms: Mapping[NounPhraseForm, Weight]
+    object_forms: Mapping[NounPhraseForm, Weight]
+    companion_forms: Mapping[Literal["pronoun", "name", "bare", "possessive"], Weight]
+    complement_forms: Mapping[Literal["bare", "modified"], Weight]
     subject_relative_object_forms: tuple[Literal["pronoun", "name", "place", "bare"], ...]
-
-    def __post_init__(self) -> None:
-        rates = {"question_rate": self.question_rate, "negation_rate": self.negation_rate}
-        rates.update({f"optional.{k}": v for k, v in dataclasses.asdict(self.optional).items()})
-        for name, rate in rates.items():
-            if not 0 <= rate <= 1:
-                raise ValueError(f"{name} must be a number between 0 and 1, found {rate}")
-        for f in fields(self):
-            weights, name = getattr(self, f.name), f.name
-            if get_origin(_hints(Sampling)[name]) is Mapping:
-                for key, weight in weights.items():
-                    if weight < 0:
-                        raise ValueError(
-                            f"{name}.{key} must be a number at least 0, found {weight}"
-                        )
-                if not any(weights.values()):
-                    raise ValueError(f"{name} needs at least one positive weight")
 
 
 @dataclass(frozen=True)
 class GrammarFile:
     """Everything ``grammar.yaml`` says, typed and checked."""
 
-    word_order: Mapping[Construction, Order]
-    function_words: Mapping[Role, FunctionWord]
+    word_order: WordOrder
+    function_words: FunctionWords
     english_function_words: EnglishWords
     connectives: tuple[Connective, ...]
     sampling: Sampling
     lexicon: Lexicon
 
     def __post_init__(self) -> None:
-        for section, keys in (("word_order", ORDER_PARTS), ("function_words", ROLES)):
-            missing = [key for key in keys if key not in getattr(self, section)]
-            if missing:
-                raise ValueError(f"{section} has no '{missing[0]}'")
-        for construction, parts in ORDER_PARTS.items():
-            for language, wanted in zip(("zh", "en"), parts, strict=True):
-                order = getattr(self.word_order[construction], language)
-                if sorted(order) != sorted(wanted.split()):
-                    listed = ", ".join(sorted(wanted.split()))
-                    raise ValueError(
-                        f"word_order.{construction}.{language} must list each of {listed} once"
-                    )
-        for role in TRANSLATED_ROLES:
-            if not self.function_words[role].en:
-                raise ValueError(f"function_words.{role} needs an 'en' translation")
         if not any(c.weight for c in self.connectives):
             raise ValueError("connectives need at least one positive weight")
 
@@ -339,64 +339,68 @@ def build(kind: Any, value: Any, where: str) -> Any:
     ``Mapping[K, V]`` from non-empty mappings, ``Literal`` choices, ``X | None``, scalars."""
     origin, args = get_origin(kind), get_args(kind)
     place = where or "the file"
-    if dataclasses.is_dataclass(kind):
+
+    def fail(wanted: str) -> NoReturn:
+        raise GrammarFileError(f"{place} must be {wanted}, found {value!r}")
+
+    if is_dataclass(kind):
         return _record(kind, value, where)
     if kind is Word or kind is Words:
         words = tuple(value.split()) if isinstance(value, str) else ()
-        if not words:
-            raise GrammarFileError(f"{place} must be a non-empty string, found {value!r}")
-        if kind is Word and len(words) != 1:
-            raise GrammarFileError(f"{place} must be a single word, found {value!r}")
+        if not words or (kind is Word and len(words) != 1):
+            fail("a single word" if words else "a non-empty string")
         return words[0] if kind is Word else words
+    if kind is Rate or kind is Weight:
+        number = build(float, value, where)
+        if kind is Rate and not 0 <= number <= 1:
+            fail("a number between 0 and 1")
+        if number < 0:
+            fail("a number at least 0")
+        return number
     if origin is Literal:
         if value not in args:
-            choices = ", ".join(map(str, args))
-            raise GrammarFileError(f"{place} must be one of {choices}, found {value!r}")
+            fail("one of " + ", ".join(map(str, args)))
         return value
     if origin in (typing.Union, types.UnionType):
         return None if value is None else build(args[0], value, where)
-    if origin is tuple or origin is Mapping:
-        if not isinstance(value, list if origin is tuple else dict) or not value:
-            shape = "list" if origin is tuple else "mapping"
-            raise GrammarFileError(f"{place} must be a non-empty {shape}, found {value!r}")
-        if origin is Mapping:
-            return MappingProxyType(
-                {build(args[0], k, f"{where} key"): build(args[1], v, f"{where}.{k}")
-                 for k, v in value.items()}
-            )  # fmt: skip
-        if args[-1] is not Ellipsis and len(args) != len(value):
-            raise GrammarFileError(f"{place} must list {len(args)} values, found {len(value)}")
-        items = args[:1] * len(value) if args[-1] is Ellipsis else args
+    if origin is Mapping:
+        if not isinstance(value, dict) or not value:
+            fail("a non-empty mapping")
+        built = {build(args[0], k, f"{where} key"): build(args[1], v, f"{where}.{k}")
+                 for k, v in value.items()}  # fmt: skip
+        if args[1] is Weight and not any(built.values()):
+            raise GrammarFileError(f"{place} needs at least one positive weight")
+        return MappingProxyType(built)
+    if origin is tuple:
+        fixed = args[-1] is not Ellipsis
+        if not isinstance(value, list) or not value or (fixed and len(args) != len(value)):
+            fail(f"a list of {len(args)} values" if fixed else "a non-empty list")
+        items = args if fixed else args[:1] * len(value)
         pairs = enumerate(zip(items, value, strict=True))
         return tuple(build(item, v, f"{where}[{n}]") for n, (item, v) in pairs)
+    number = isinstance(value, int | float) and not isinstance(value, bool)
     if kind is bool and isinstance(value, bool):
         return value
-    numeric = isinstance(value, int | float) and not isinstance(value, bool)
-    if numeric and (kind is float or (kind is int and value == int(value))):
+    if (kind is int and number and isinstance(value, int)) or (kind is float and number):
         return kind(value)
     if kind is str and isinstance(value, str):
         return value.strip()
-    wanted = {bool: "true or false", int: "a whole number", float: "a number"}.get(kind, kind)
-    raise GrammarFileError(f"{place} must be {wanted}, found {value!r}")
+    fail({bool: "true or false", int: "a whole number", float: "a number"}.get(kind, str(kind)))
 
 
 def _record(cls: type, value: Any, where: str) -> Any:
     """A dataclass from a mapping: every key known, every field without default present."""
-    place = where or "the file"
+    place, prefix = where or "the file", f"{where}." if where else ""
     if not isinstance(value, dict):
         raise GrammarFileError(f"{place} must be a mapping, found {value!r}")
-    known = [f for f in fields(cls) if f.init]
-    unknown = sorted(str(key) for key in value if key not in {f.name for f in known})
+    known = {f.name: f for f in fields(cls) if f.init}
+    unknown = sorted(str(key) for key in value if key not in known)
     if unknown:
-        use = ", ".join(f.name for f in known)
-        raise GrammarFileError(f"{place} has unknown keys {unknown}; use {use}")
-    for f in known:
-        no_default = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        if no_default and f.name not in value:
-            raise GrammarFileError(f"{place} has no '{f.name}'")
-    hints = _hints(cls)
-    prefix = f"{where}." if where else ""
-    values = {key: build(hints[key], item, prefix + key) for key, item in value.items()}
+        raise GrammarFileError(f"{place} has unknown keys {unknown}; use {', '.join(known)}")
+    missing = [name for name, f in known.items() if f.default is MISSING and name not in value]
+    if missing:
+        raise GrammarFileError(f"{place} has no '{missing[0]}'")
+    values = {key: build(_hints(cls)[key], item, prefix + key) for key, item in value.items()}
     try:
         return cls(**values)
     except ValueError as err:
@@ -406,26 +410,19 @@ def _record(cls: type, value: Any, where: str) -> Any:
 # --------------------------------------------------------------------------- checks across the file
 
 
-#: The category of the words of each lexicon list.
-CATEGORIES = MappingProxyType(
-    {"pronouns": "pronoun", "names": "name", "nouns": "noun", "places": "place",
-     "transitive_verbs": "verb", "intransitive_verbs": "verb", "adjectives": "adjective",
-     "times": "time", "numbers": "number"}
-)  # fmt: skip
-
-
 def check(grammar: GrammarFile) -> dict[str, str]:
-    """Check what needs the whole file; return every Chinese word's category."""
-    lex = grammar.lexicon
-    tagged = [(e.zh, CATEGORIES[f.name]) for f in fields(lex) for e in getattr(lex, f.name)]
+    """Check what needs the whole file; return every Chinese word's category (a lexicon
+    list's category, ``measure_word``, ``connective``, or a function word's role)."""
+    lex, fw = grammar.lexicon, grammar.function_words
+    tagged = [(e.zh, category(f.name)) for f in fields(lex) for e in getattr(lex, f.name)]
     tagged += [(n.measure, "measure_word") for n in lex.nouns if n.measure is not None]
-    tagged += [(word.zh, role) for role, word in grammar.function_words.items()]
+    tagged += [(getattr(fw, f.name).zh, f.name) for f in fields(fw)]
     tagged += [(zh, "connective") for c in grammar.connectives for zh in c.zh]
     categories: dict[str, str] = {}
-    for zh, category in tagged:
-        if categories.setdefault(zh, category) != category:
+    for zh, tag in tagged:
+        if categories.setdefault(zh, tag) != tag:
             raise GrammarFileError(
-                f"{zh!r} is used both as {categories[zh]} and as {category}; "
+                f"{zh!r} is used both as {categories[zh]} and as {tag}; "
                 "a Chinese word may have one role only"
             )
     kinds = {n.kind for n in lex.nouns} | {"place"}

@@ -44,17 +44,8 @@ class Phrase:
 
 def concat(phrases: Iterable[Phrase]) -> Phrase:
     """Concatenate phrases in order on both sides (like ``sum`` with ``+``, in one pass)."""
-    zh: list[str] = []
-    en: list[str] = []
-    links: list[Link] = []
-    possible: list[Link] = []
-    for phrase in phrases:
-        dz, de = len(zh), len(en)
-        links.extend([(i + dz, j + de) for i, j in phrase.links])
-        possible.extend([(i + dz, j + de) for i, j in phrase.possible])
-        zh.extend(phrase.zh)
-        en.extend(phrase.en)
-    return Phrase(tuple(zh), tuple(en), tuple(links), tuple(possible))
+    parts = {str(k): phrase for k, phrase in enumerate(phrases)}
+    return arrange(parts, tuple(parts), tuple(parts))
 
 
 def arrange(

@@ -14,13 +14,11 @@ order, so a seed fixes the corpus.
 from __future__ import annotations
 
 import random
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
-from itertools import accumulate
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
-from seq2seq.data.synthetic.clauses import Clauses
+from seq2seq.data.synthetic.builders import Builders
 from seq2seq.data.synthetic.grammar_file import GrammarFileError
 from seq2seq.data.synthetic.phrase import NounPhrase, Phrase, concat
 
@@ -38,25 +36,14 @@ def pick(rng: random.Random, items: Sequence[T]) -> T:
     return items[int(rng.random() * len(items))]  # as uniform as randrange, and faster
 
 
-def pick_other(rng: random.Random, items: Sequence[T], avoid: Sequence[str]) -> T:
+def pick_other(rng: random.Random, items: Sequence[Any], avoid: Iterable[str]) -> Any:
     """A random item whose ``zh`` is not in ``avoid`` (any item if all are avoided)."""
-    for _ in range(8):
-        item = pick(rng, items)
-        if item.zh not in avoid:  # type: ignore[attr-defined]
-            return item
-    others = [item for item in items if item.zh not in avoid]  # type: ignore[attr-defined]
-    return pick(rng, others or items)
+    return pick(rng, [item for item in items if item.zh not in avoid] or items)
 
 
-def other_than(items: Sequence[T], chosen: T, verb: str) -> T:
-    """``chosen``, or when its ``zh`` is ``verb`` the next item in ``items`` that differs
-    (no random draw, so avoiding a clash changes this one sentence only)."""
-    start = items.index(chosen)
-    for step in range(len(items)):
-        item = items[(start + step) % len(items)]
-        if item.zh != verb:  # type: ignore[attr-defined]
-            return item
-    return chosen
+def draw(rng: random.Random, weights: Mapping[T, float]) -> T:
+    """A key drawn with probability proportional to its weight (one with weight 0 never)."""
+    return rng.choices(tuple(weights), tuple(weights.values()))[0]
 
 
 def group(entries: Iterable[T], keys: Callable[[T], Iterable[str]]) -> dict[str, list[T]]:
@@ -68,52 +55,28 @@ def group(entries: Iterable[T], keys: Callable[[T], Iterable[str]]) -> dict[str,
     return groups
 
 
-class Weighted(Generic[T]):
-    """Items drawn with probability proportional to their weights (zero weights left out)."""
-
-    def __init__(self, weights: Mapping[T, float], allowed: Iterable[T] | None = None) -> None:
-        keep = weights.keys() if allowed is None else set(allowed)
-        self.weights = {item: w for item, w in weights.items() if w > 0 and item in keep}
-        self.items = tuple(self.weights)
-        self.cumulative = tuple(accumulate(self.weights.values()))
-
-    def among(self, keep: Callable[[T], bool]) -> Weighted[T]:
-        """The items that ``keep`` accepts, with their weights."""
-        return Weighted(self.weights, [item for item in self.items if keep(item)])
-
-    def draw(self, rng: random.Random) -> T:
-        k = bisect_right(self.cumulative, rng.random() * self.cumulative[-1])
-        return self.items[min(k, len(self.items) - 1)]
-
-
 class Sampler:
-    """Random clauses, noun phrases and sentences of the grammar's words."""
+    """Random clauses, noun phrases and sentences of the grammar's words; raises
+    :class:`GrammarFileError` when ``sampling`` leaves a noun-phrase slot without a form."""
 
-    def __init__(self, clauses: Clauses) -> None:
-        self.clauses, self.nps = clauses, clauses.nps
-        self.grammar = clauses.words.grammar
-        self.settings = settings = self.grammar.sampling
-        lex = self.lexicon = self.grammar.lexicon
+    def __init__(self, builders: Builders) -> None:
+        self.builders = builders
+        self.settings = builders.file.sampling
+        lex = self.lexicon = builders.lexicon
         self.adjectives_by_kind = group(lex.adjectives, lambda a: a.describes)
         self.verbs_by_kind = group(lex.transitive_verbs, lambda v: v.objects)
         self.times_by_tense = group(lex.times, lambda t: (t.tense,))
         self.speakers = (*lex.pronouns, *lex.names)
-        self.kinds = Weighted(settings.clause_kinds)
-        self.tenses = Weighted(settings.tenses)
-        self.join_phrases = clauses.words.connectives  # "， 然后" -> , and then
-        joins = {" ".join(c.zh): c.weight for c in self.grammar.connectives}
-        self.joins = Weighted(joins)
-        question = [" ".join(c.zh) for c in self.grammar.connectives if c.before_question]
-        before_question = Weighted(joins, question)
-        self.question_joins = before_question if before_question.items else self.joins
+        self.joins = {" ".join(c.zh): c.weight for c in builders.file.connectives}
+        before = {" ".join(c.zh): c.weight for c in builders.file.connectives if c.before_question}
+        self.question_joins = before if any(before.values()) else self.joins
         self.pools = cache(self._pools)
         self.forms = cache(self._forms)
-        # every slot of every head word has a form to draw, or the grammar fails on load
         slots = [("subject", ("person",)), ("companion", ("person",)), ("complement", ("person",))]
         slots += [("object", v.objects) for v in lex.transitive_verbs]
         slots += [("subject", a.describes) for a in lex.adjectives]
         for role, kinds in slots:
-            if not self.forms(role, kinds).items:
+            if not any(self.forms(role, kinds).values()):
                 raise GrammarFileError(
                     f"sampling.{role}_forms gives no noun-phrase form for {', '.join(kinds)}"
                 )
@@ -143,21 +106,22 @@ class Sampler:
         def fits(n: int) -> bool:  # done, or room left for one more clause
             return n <= high and (n >= low or n <= low - MIN_GAP)
 
-        pieces: list[Phrase] = [Phrase()]
+        pieces: list[Phrase] = []
         size = 0
         while size < low:
             for _ in range(REDRAWS):
                 clause = self.clause(rng, question and size == 0)
                 grown = size + len(clause.zh)
-                if size:
-                    joins = self.question_joins if question and len(pieces) == 2 else self.joins
-                    joins = joins.among(lambda zh, n=grown: fits(n + len(zh.split())))
-                    if joins.items:
-                        join = self.join_phrases[joins.draw(rng)]
-                        pieces.append(join)
-                        grown += len(join.zh)
+                if not size:
+                    if fits(grown):
                         break
-                elif fits(grown):
+                    continue
+                joins = self.question_joins if question and len(pieces) == 1 else self.joins
+                fitting = {zh: w for zh, w in joins.items() if fits(grown + len(zh.split()))}
+                if any(fitting.values()):
+                    join = self.builders.connectives[draw(rng, fitting)]
+                    pieces.append(join)
+                    grown += len(join.zh)
                     break
             else:
                 return None
@@ -170,12 +134,21 @@ class Sampler:
     def clause(self, rng: random.Random, question: bool) -> Phrase:
         """A random clause (a yes/no question when ``question``)."""
         settings, lex, optional = self.settings, self.lexicon, self.settings.optional
-        kind = self.kinds.draw(rng)
+        kind = draw(rng, settings.clause_kinds)
         negated = not question and rng.random() < settings.negation_rate
-        if kind == "copula":
-            return self._copula(rng, negated, question)
-        tense = self.tenses.draw(rng)
-        head = pick(rng, lex.adjectives if kind == "adjective" else self._verbs(kind))
+        if kind == "copula":  # 他 是 [聪明 的] 老师: a person's noun after 是 (present only)
+            subject = self.noun_phrase(rng, "subject", ("person",), ())
+            form = draw(rng, self.forms("complement", ("person",)))
+            noun = pick_other(rng, self.pools(("person",))[form], [subject.head])
+            adjective = None
+            if form == "modified":
+                adjective = pick(rng, self.adjectives_by_kind[noun.kind]).zh
+            return self.builders.copula_clause(
+                subject, noun.zh, adjective=adjective, negated=negated, question=question
+            )
+        tense = draw(rng, settings.tenses)
+        verbs = lex.transitive_verbs if kind == "transitive" else lex.intransitive_verbs
+        head = pick(rng, lex.adjectives if kind == "adjective" else verbs)
         kinds = head.describes if kind == "adjective" else ("person",)  # type: ignore[union-attr]
         subject = self.noun_phrase(rng, "subject", kinds, (), head.zh)
         avoid = [subject.head]
@@ -186,7 +159,7 @@ class Sampler:
         objects = getattr(head, "objects", ())
         place = None
         if (
-            subject.head not in self.clauses.words.places
+            subject.head not in self.builders.places
             and set(objects) != {"place"}
             and rng.random() < optional.place
         ):
@@ -195,7 +168,7 @@ class Sampler:
         if kind == "adjective":
             if tense == "past" and time is None:
                 tense = "present"  # nothing in the Chinese would mark the past
-            return self.clauses.adjective_clause(
+            return self.builders.adjective_clause(
                 subject, head.zh, tense=tense, negated=negated, time=time, place=place,
                 question=question,
             )  # fmt: skip
@@ -206,39 +179,24 @@ class Sampler:
         companion = None
         if rng.random() < optional.companion:
             companion = self.noun_phrase(rng, "companion", ("person",), avoid)
-        return self.clauses.clause(
+        return self.builders.clause(
             subject, head.zh, obj, tense=tense, negated=negated, time=time, place=place,
             companion=companion, question=question,
         )  # fmt: skip
 
-    def _verbs(self, kind: str) -> Sequence:
-        lex = self.lexicon
-        return lex.transitive_verbs if kind == "transitive" else lex.intransitive_verbs
-
-    def _copula(self, rng: random.Random, negated: bool, question: bool) -> Phrase:
-        """他 是 [聪明 的] 老师: a person's noun after 是 (present tense only)."""
-        subject = self.noun_phrase(rng, "subject", ("person",), ())
-        form = self.forms("complement", ("person",)).draw(rng)
-        noun = pick_other(rng, self.pools(("person",))[form], [subject.head])
-        adjective = None
-        if form == "modified":
-            adjective = pick(rng, self.adjectives_by_kind[noun.kind]).zh
-        return self.clauses.copula_clause(
-            subject, noun.zh, adjective=adjective, negated=negated, question=question
-        )
-
     # ----------------------------------------------------------------- noun phrases
 
-    def _forms(self, role: str, kinds: tuple[str, ...]) -> Weighted[str]:
-        """The weighted forms of ``sampling.<role>_forms`` that entries of ``kinds`` can fill."""
-        return Weighted(getattr(self.settings, f"{role}_forms"), self.pools(kinds))
+    def _forms(self, role: str, kinds: tuple[str, ...]) -> dict[str, float]:
+        """The weights of ``sampling.<role>_forms`` that entries of ``kinds`` can fill."""
+        weights = getattr(self.settings, f"{role}_forms").items()
+        return {form: w for form, w in weights if form in self.pools(kinds)}
 
     def _pools(self, kinds: tuple[str, ...]) -> dict[str, Sequence[Any]]:
         """For each noun-phrase form, the entries of ``kinds`` that can head it (if any)."""
         lex = self.lexicon
         nouns = tuple(n for n in lex.nouns if n.kind in kinds)
         count = tuple(n for n in nouns if not n.mass)
-        modifiable = tuple(n for n in nouns if n.kind in self.adjectives_by_kind)
+        modifiable = tuple(n for n in count if n.kind in self.adjectives_by_kind)
         relative = tuple(n for n in nouns if n.kind in self.verbs_by_kind)
         person = "person" in kinds
         pools = {
@@ -249,9 +207,9 @@ class Sampler:
             "possessive": nouns,
             "counted": count,
             "this": count,
-            "modified": modifiable,
-            "counted_modified": tuple(n for n in modifiable if not n.mass),
-            "this_modified": tuple(n for n in modifiable if not n.mass),
+            "modified": tuple(n for n in nouns if n.kind in self.adjectives_by_kind),
+            "counted_modified": modifiable,
+            "this_modified": modifiable,
             "relative": relative,
             "relative_time": relative,  # every tense has a time word
             "subject_relative": tuple(n for n in nouns if n.kind == "person"),
@@ -266,28 +224,27 @@ class Sampler:
         of ``kinds``, in ``form`` or one drawn by ``sampling.<role>_forms``. Its head is not in
         ``avoid``, and a relative clause in it does not use ``verb`` (the clause's own), which
         would stutter: "the cook that Mary taught taught ..."."""
-        form = form or self.forms(role, kinds).draw(rng)
-        pool, lex, nps = self.pools(kinds)[form], self.lexicon, self.nps
+        form = form or draw(rng, self.forms(role, kinds))
+        pool, lex, make = self.pools(kinds)[form], self.lexicon, self.builders
         if form in ("pronoun", "name", "place", "bare"):
-            return nps.noun(pick_other(rng, pool, avoid).zh)
+            return make.noun(pick_other(rng, pool, avoid).zh)
         head = pick(rng, pool)
         if form == "possessive":
-            return nps.possessive(pick(rng, lex.pronouns).zh, head.zh)
+            return make.possessive(pick(rng, lex.pronouns).zh, head.zh)
         if form in ("relative", "relative_time"):
             verbs = self.verbs_by_kind[head.kind]
-            chosen = other_than(verbs, pick(rng, verbs), verb)
+            chosen = pick_other(rng, verbs, (verb,))
             time = pick(rng, self.times_by_tense["past"]).zh if form == "relative_time" else None
-            return nps.relative(head.zh, pick(rng, self.speakers).zh, chosen.zh, time)
+            return make.relative(head.zh, pick(rng, self.speakers).zh, chosen.zh, time)
         if form == "subject_relative":
-            chosen = other_than(lex.transitive_verbs, pick(rng, lex.transitive_verbs), verb)
+            chosen = pick_other(rng, lex.transitive_verbs, (verb,))
             inner = self.pools(chosen.objects)
             forms = [f for f in self.settings.subject_relative_object_forms if f in inner]
             obj = self.noun_phrase(rng, "object", chosen.objects, (), form=pick(rng, forms))
-            return nps.subject_relative(head.zh, chosen.zh, obj)
-        modified = form.endswith("modified")
-        adjective = pick(rng, self.adjectives_by_kind[head.kind]).zh if modified else None
+            return make.subject_relative(head.zh, chosen.zh, obj)
+        adjective = pick(rng, self.adjectives_by_kind[head.kind]).zh if "modified" in form else None
         if form == "modified":
-            return nps.modified(head.zh, adjective)  # type: ignore[arg-type]
+            return make.modified(head.zh, adjective)
         if form.startswith("counted"):
-            return nps.counted(head.zh, pick(rng, lex.numbers).zh, adjective)
-        return nps.this(head.zh, adjective)
+            return make.counted(head.zh, pick(rng, lex.numbers).zh, adjective)
+        return make.this(head.zh, adjective)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import shutil
-import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -23,22 +23,17 @@ from typing import Any
 from seq2seq.data.corpus import SPLITS, read_tsv
 from seq2seq.data.synthetic.generator import CorpusSpec, generate_splits, write_splits
 from seq2seq.data.synthetic.grammar_file import DEFAULT_GRAMMAR
-from seq2seq.errors import UserError
-from seq2seq.files import write_json
+from seq2seq.errors import UserError, WriteError
+from seq2seq.files import write_json, writing
 
 CORPUS_FILE = "corpus.json"
 #: The generator and its version: bump the version when the same spec and grammar file
 #: give another corpus, so folders of the old one are refused instead of reused.
-GENERATOR = "seq2seq.data.synthetic/2"
+GENERATOR = "seq2seq.data.synthetic/3"
 #: How each identity field is set, for messages that say what to change.
 FIELD_NAMES = {
     "generator": "generator",
-    "seed": "data.seed",
-    "train_size": "data.train_size",
-    "valid_size": "data.valid_size",
-    "test_size": "data.test_size",
-    "min_len": "data.min_len",
-    "max_len": "data.max_len",
+    **{f.name: f"data.{f.name}" for f in fields(CorpusSpec)},
     "bucket_edges": "length buckets",
     "grammar_sha256": "grammar (hash of data/grammar.yaml)",
 }
@@ -54,24 +49,21 @@ class Outcome(Enum):
 
 def corpus_identity(spec: CorpusSpec, grammar: Path = DEFAULT_GRAMMAR) -> dict[str, Any]:
     """What makes a synthetic corpus: the generator spec and the grammar file's SHA-256."""
-    fields = asdict(spec)
-    fields["bucket_edges"] = list(spec.bucket_edges)  # as JSON reads it back
     digest = hashlib.sha256(Path(grammar).read_bytes()).hexdigest()
-    return {"generator": GENERATOR, **fields, "grammar_sha256": digest}
+    edges = list(spec.bucket_edges)  # as JSON reads it back
+    return {"generator": GENERATOR, **asdict(spec), "bucket_edges": edges, "grammar_sha256": digest}
 
 
 def differences(found: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
     """``"data.seed 1 there, 0 asked"`` for each field that differs."""
-    out = []
     extra = sorted((set(found) | set(wanted)) - set(FIELD_NAMES))
-    for key in [*FIELD_NAMES, *extra]:
-        if found.get(key) != wanted.get(key):
-            name = FIELD_NAMES.get(key, key)
-            if key == "grammar_sha256":
-                out.append(f"{name} differs")
-            else:
-                out.append(f"{name} {found.get(key)} there, {wanted.get(key)} asked")
-    return out
+    changed = [key for key in [*FIELD_NAMES, *extra] if found.get(key) != wanted.get(key)]
+    return [
+        f"{FIELD_NAMES[key]} differs"
+        if key == "grammar_sha256"
+        else f"{FIELD_NAMES.get(key, key)} {found.get(key)} there, {wanted.get(key)} asked"
+        for key in changed
+    ]
 
 
 def ensure_corpus(directory: str | Path, spec: CorpusSpec) -> Outcome:
@@ -83,20 +75,24 @@ def ensure_corpus(directory: str | Path, spec: CorpusSpec) -> Outcome:
         raise UserError(f"data.dir {directory} is a file; point data.dir to a folder")
     if directory.is_dir() and any(directory.iterdir()):
         return _check(directory, spec, wanted)
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(
-        tempfile.mkdtemp(prefix=f".{directory.name}.tmp-{os.getpid()}-", dir=directory.parent)
-    )
+    # a unique name, made like any folder (its mode follows the umask; mkdtemp's is 0700)
+    tmp = directory.parent / f".{directory.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
     try:
-        write_splits(generate_splits(spec), tmp)
-        write_json(tmp / CORPUS_FILE, wanted)
-        try:
-            os.rename(tmp, directory)  # atomic; replaces an empty folder (POSIX)
-        except OSError:
-            if not (directory / CORPUS_FILE).is_file():
-                raise
-            _check(directory, spec, wanted)  # another job won the race
-            return Outcome.FOUND
+        with writing(directory):  # a full disk, a read-only place: one line naming data.dir
+            tmp.mkdir(parents=True)
+            write_splits(generate_splits(spec), tmp)
+            write_json(tmp / CORPUS_FILE, wanted)
+            try:
+                os.rename(tmp, directory)  # atomic; replaces an empty folder (POSIX)
+            except OSError:
+                if not (directory / CORPUS_FILE).is_file():
+                    raise
+                _check(directory, spec, wanted)  # another job won the race
+                return Outcome.FOUND
+    except WriteError as err:  # raised for a file inside the temporary folder: name data.dir
+        if not isinstance(err.__cause__, OSError):
+            raise
+        raise WriteError.from_os_error(directory, err.__cause__) from err
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
