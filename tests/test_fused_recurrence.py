@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import seq2seq.model.decoder as decoder_module
+from seq2seq.model.context import ProjectedContext, ValueGates
 from seq2seq.model.fused_recurrence import (
     AdditiveScorer,
     DotScorer,
@@ -32,16 +33,25 @@ def recurrence_inputs(scorer: str, generator: torch.Generator) -> tuple:
     def rand(*shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=generator, dtype=torch.float64).requires_grad_()
 
-    positions = HEADS * T_S if scorer == "multihead" else T_S
-    common = (rand(B, T_T, 3 * H), rand(B, H), rand(B, positions, 3 * H), MASK, rand(3 * H, H))
-    common += (rand(3 * H),)
+    common = (rand(B, T_T, 3 * H), rand(B, H), MASK, rand(3 * H, H), rand(3 * H))
+    value_gates = (ValueGates, rand(B, T_S, 3 * H))  # one head: the values in gate space
     if scorer == "additive":
-        return (*common, AdditiveScorer, rand(B, T_S, 4), rand(4, H), rand(4), rand(1, 4))
-    if scorer == "dot":  # query layer H -> D_k = 4
-        return (*common, DotScorer, rand(B, T_S, 4), rand(4, H), 0.5)
-    if scorer == "multihead":  # 2 heads of size 2: query layer H -> 4
-        return (*common, MultiHeadScorer, rand(B, HEADS, T_S, 2), rand(4, H), rand(4), 0.7)
-    return (*common, DotScorer, rand(B, T_S, H), None, 1 / math.sqrt(H))  # dot, D_k == H
+        mixer, scores = (
+            value_gates,
+            (AdditiveScorer, rand(B, T_S, 4), rand(4, H), rand(4), rand(1, 4)),
+        )
+    elif scorer == "dot":  # query layer H -> D_k = 4
+        mixer, scores = value_gates, (DotScorer, rand(B, T_S, 4), rand(4, H), 0.5)
+    elif scorer == "multihead":  # 2 heads of size 2: query layer H -> 4; W = W_c W^O (3H, 4)
+        mixer = (ProjectedContext, rand(B, HEADS, T_S, 2), rand(3 * H, 4))
+        scores = (MultiHeadScorer, rand(B, HEADS, T_S, 2), rand(4, H), rand(4), 0.7)
+    else:  # dot, D_k == H
+        mixer, scores = value_gates, (DotScorer, rand(B, T_S, H), None, 1 / math.sqrt(H))
+    mixer_class, *mixer_inputs = mixer
+    scorer_class, *scorer_inputs = scores
+    return (
+        *common, mixer_class, scorer_class, len(mixer_inputs), *mixer_inputs, *scorer_inputs,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("scorer", ["additive", "dot", "dot-without-query-layer", "multihead"])

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from seq2seq import extract_attention_weights
 from seq2seq.data.batching import ParallelDataset
@@ -14,8 +17,9 @@ from seq2seq.errors import UserError
 from seq2seq.evaluation.scoring import sequence_loss
 from seq2seq.model import Seq2Seq
 from seq2seq.model.decoder import gru_cell, predicted_tokens
+from seq2seq.model.encoder import Encoder
 from seq2seq.model.search import beam_search, greedy_decode
-from tests.helpers.models import model_for
+from tests.helpers.models import model_for, tiny_spec, toy_batch
 
 ATTENTIONS = ["none", "additive", "dot", "multihead"]
 DECODERS = ["luong", "bahdanau"]
@@ -247,3 +251,35 @@ def test_summary_lists_parameter_counts():
     counts = model.parameter_counts()
     assert "attention" in summary and f"{counts['total']:,}" in summary
     assert counts["total"] == sum(v for k, v in counts.items() if k != "total")
+
+
+@pytest.mark.parametrize(("layers", "bidirectional"), [(1, True), (2, True), (2, False)])
+def test_the_encoder_equals_a_gru_over_packed_sequences(layers: int, bidirectional: bool):
+    """Each direction over the padded batch (the backward one reversed within each length)
+    gives the packed computation's outputs, final states and gradients."""
+    spec = tiny_spec(
+        "additive", embed_size=6, hidden_size=5, dropout=0.0, bidirectional=bidirectional
+    )
+    encoder = Encoder(replace(spec, encoder_layers=layers)).eval()
+    src, lengths, _, _ = toy_batch()
+
+    def packed_reference() -> tuple[torch.Tensor, torch.Tensor]:
+        embedded = encoder.embedding(src)
+        packed = pack_padded_sequence(embedded, lengths, batch_first=True, enforce_sorted=False)
+        outputs, final = encoder.rnn(packed)
+        outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.size(1))
+        return outputs, final[-encoder.directions :].transpose(0, 1).flatten(1)
+
+    results = []
+    for run in (packed_reference, lambda: encoder(src, lengths)):
+        encoder.zero_grad()
+        outputs, final = run()
+        (outputs.square().sum() + final.sum()).backward()
+        grads = {n: p.grad.clone() for n, p in encoder.named_parameters()}
+        results.append((outputs, final, grads))
+    (ref_out, ref_final, ref_grads), (out, final, grads) = results
+    torch.testing.assert_close(out, ref_out, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(final, ref_final, atol=1e-6, rtol=1e-5)
+    assert (out[1, 5:] == 0).all() and (out[4, 1:] == 0).all()  # exact zeros past the end
+    for name, grad in grads.items():
+        torch.testing.assert_close(grad, ref_grads[name], atol=1e-5, rtol=1e-4, msg=name)

@@ -14,10 +14,11 @@ and a row without any real token gets all-zero weights and a zero context (never
 Work that depends only on the keys (e.g. Bahdanau's ``U_a k``) is done once per batch by
 :meth:`Attention.prepare`; the decoder then calls :meth:`Attention.attend` at every step.
 
-Every mechanism with weights also says how its context depends on them
-(:meth:`Attention.context_values`): linearly, ``context = weights · U + b`` over the
-flattened (heads · T_s) positions. A decoder that feeds the context into its recurrence uses
-that to project ``U`` once per batch instead of the context at every step.
+Every mechanism with weights makes its context linearly from them, ``context = α · U + b``
+over the (heads · T_s) positions: :meth:`Attention.context_mixer` says how a linear map of the
+context (a decoder's input projection) is best computed from the weights at each step (see
+:mod:`seq2seq.model.context`), and :meth:`Attention.context_from_weights` makes the contexts of
+all steps at once.
 """
 
 from __future__ import annotations
@@ -29,20 +30,9 @@ from typing import ClassVar, NamedTuple
 import torch
 from torch import Tensor, nn
 
+from seq2seq.model.context import Mixer, ProjectedContext, ValueGates
 from seq2seq.model.names import ATTENTION_NAMES
 from seq2seq.model.spec import ModelSpec
-
-
-class ContextValues(NamedTuple):
-    """The context as a linear function of the weights:
-    ``context = weights.flatten(heads, T_s) @ values + bias``.
-
-    values: (B, heads · T_s, D_k)  per head and source position, what its weight brings in
-    bias:   (B, D_k) or None       zero for a batch row without real tokens
-    """
-
-    values: Tensor
-    bias: Tensor | None
 
 
 class Memory(NamedTuple):
@@ -102,10 +92,14 @@ class Attention(nn.Module, ABC):
         assert weights is not None, f"{type(self).__name__} has no weights"
         return weights.squeeze(2)
 
-    def context_values(self, memory: Memory) -> ContextValues | None:
-        """How the context depends on the weights (see :class:`ContextValues`); None without
-        weights."""
-        return None
+    def context_mixer(self, memory: Memory, weight: Tensor) -> tuple[Mixer, Tensor | None]:
+        """How ``weight`` (out, D_k) times this batch's context is made from a step's weights
+        (B, heads·T_s), and its constant part (B, out) or None: ``W c = mixer(α) + bias``."""
+        raise NotImplementedError(f"{type(self).__name__} has no weights")
+
+    def context_from_weights(self, weights: Tensor, memory: Memory) -> Tensor:
+        """All steps' contexts from their weights: (B, heads, T_q, T_s) -> (B, T_q, D_k)."""
+        raise NotImplementedError(f"{type(self).__name__} has no weights")
 
     def forward(self, query: Tensor, keys: Tensor, mask: Tensor) -> tuple[Tensor, Tensor | None]:
         return self.attend(query, self.prepare(keys, mask))
@@ -166,8 +160,11 @@ class SingleHeadAttention(Attention):
     def step_weights(self, query: Tensor, memory: Memory) -> Tensor:
         return self._weights(query.unsqueeze(1), memory)  # (B, 1, T_s)
 
-    def context_values(self, memory: Memory) -> ContextValues:
-        return ContextValues(memory.values, None)  # the context is the weighted average
+    def context_mixer(self, memory: Memory, weight: Tensor) -> tuple[Mixer, Tensor | None]:
+        return ValueGates(memory.values @ weight.t()), None  # c = α V: W c = α (V Wᵀ)
+
+    def context_from_weights(self, weights: Tensor, memory: Memory) -> Tensor:
+        return weights.squeeze(1) @ memory.values  # the weighted average
 
 
 class AdditiveAttention(SingleHeadAttention):
@@ -273,15 +270,18 @@ class MultiHeadAttention(Attention):
     def step_weights(self, query: Tensor, memory: Memory) -> Tensor:
         return self._weights(query.unsqueeze(1), memory).squeeze(2)  # (B, h, T_s)
 
-    def context_values(self, memory: Memory) -> ContextValues:
-        """``W^O concat_h(α_h V_h) + b = Σ_h α_h (V_h W^O_hᵀ) + b``: each head's values
-        through its slice of the output layer, (B, h·T_s, D_k); the bias only where the row
+    def context_mixer(self, memory: Memory, weight: Tensor) -> tuple[Mixer, Tensor | None]:
+        """``W (W^O concat_h(α_h V_h) + b) = (W W^O) concat_h(α_h V_h) + W b``: the heads'
+        contexts per step through one combined (out, h·d) matrix; the bias only where the row
         has a real token."""
-        weight = self.output_layer.weight  # (D_k, h·d): W^O_h = weight[:, h·d : (h+1)·d]
-        per_head = weight.view(weight.size(0), self.num_heads, self.head_dim).permute(1, 2, 0)
-        values = (memory.values @ per_head).flatten(1, 2)  # (B, h, T_s, D_k) -> (B, h·T_s, D_k)
         has_real = memory.mask.any(dim=1, keepdim=True)  # (B, 1)
-        return ContextValues(values, self.output_layer.bias * has_real)
+        bias = (self.output_layer.bias @ weight.t()) * has_real
+        return ProjectedContext(memory.values, weight @ self.output_layer.weight), bias
+
+    def context_from_weights(self, weights: Tensor, memory: Memory) -> Tensor:
+        heads_context = weights @ memory.values  # (B, h, T_q, d)
+        context = self.output_layer(heads_context.transpose(1, 2).flatten(2))  # (B, T_q, D_k)
+        return context * memory.mask.any(dim=1)[:, None, None]
 
 
 # The registry: ``attention.type`` -> mechanism. The one list of names that configs, the

@@ -3,14 +3,23 @@
 A checkpoint is a dict of tensors, numbers, strings, lists and dicts only — model, optimizer
 and scheduler states, RNG states, the training position, the vocabularies and the resolved
 config — so loading one never runs code, and a file needing pickle code is refused.
+
+Every failure is one line that says whose it is: the file's (truncated, corrupted, code
+inside: :func:`load_checkpoint` reads the file on the CPU first, so only the file can fail
+there), the device's (not visible, out of memory: moving the loaded tensors there), the
+disk's (no space, read-only: :func:`save_checkpoint`, which leaves no temporary behind) or
+the run's (weights that do not fit the stored model spec: :func:`model_from_checkpoint`
+names the tensor and both shapes).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import zipfile
-from dataclasses import MISSING, dataclass, fields
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +27,9 @@ import torch
 
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
+from seq2seq.files import writing
 from seq2seq.model import ModelSpec, Seq2Seq
+from seq2seq.runtime import resolve_device
 
 FORMAT_VERSION = 1
 
@@ -40,6 +51,8 @@ class Checkpoint:
     config: dict[str, Any]  # the resolved run config, plain data; never resolved again
     max_src_len: int  # the longest training source (tokens): translate's input limit
     corpus_sha256: str | None = None  # SHA-256 of data.path, when the splits came from one file
+    # kernel forms the run trains with, kept on resume: {"tanh": "tanh" | "sigmoid"}
+    numerics: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The file's content (shallow: tensors are not copied)."""
@@ -56,37 +69,67 @@ class Checkpoint:
 
 
 # Entries every checkpoint holds (the fields without a default).
-REQUIRED_KEYS = tuple(f.name for f in fields(Checkpoint) if f.default is MISSING)
+REQUIRED_KEYS = tuple(
+    f.name for f in fields(Checkpoint) if f.default is MISSING and f.default_factory is MISSING
+)
 
 
 def save_checkpoint(path: str | Path, checkpoint: Checkpoint) -> None:
     """Write ``checkpoint`` to ``path`` atomically: a temporary file, fsync, then rename.
 
-    A crash at any moment leaves either the previous file or the new complete one.
+    A crash at any moment leaves either the previous file or the new complete one. A save
+    that cannot write (no space left, a read-only folder) is a one-line
+    :class:`~seq2seq.errors.WriteError`; it leaves the previous file and no temporary.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "wb") as handle:
-        torch.save(checkpoint.to_dict(), handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    for stale in path.parent.glob(f".{path.name}.tmp*"):  # left by a process killed mid-save
-        stale.unlink(missing_ok=True)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    with writing(path):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as handle:
+                torch.save(checkpoint.to_dict(), handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except RuntimeError as err:  # torch's writer wraps the OSError that says why
+            cause = _os_error_behind(err)
+            if cause is None:
+                raise
+            raise cause from err
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+        for stale in path.parent.glob(f".{path.name}.tmp*"):  # left by a process killed mid-save
+            stale.unlink(missing_ok=True)
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+
+def _os_error_behind(err: BaseException) -> OSError | None:
+    """The ``OSError`` in ``err``'s chain (its cause or context), if any."""
+    seen: BaseException | None = err
+    while seen is not None:
+        if isinstance(seen, OSError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def load_checkpoint(
     path: str | Path, map_location: str | torch.device = "cpu", purpose: str = "load"
 ) -> Checkpoint:
     """Load with ``weights_only=True``; every failure becomes a one-line :class:`UserError`
-    whose advice fits the ``purpose`` (``"load"``: evaluate or translate; ``"resume"``)."""
+    whose advice fits the ``purpose`` (``"load"``: evaluate or translate; ``"resume"``).
+
+    The file is read on the CPU, then its tensors are moved to ``map_location`` (RNG states
+    stay on the CPU, where generators keep them): a device that is unknown, not visible or
+    out of memory is reported as such, never as a damaged file.
+    """
     path = Path(path)
+    device = resolve_device(str(map_location))
     if not path.is_file():
         raise UserError(f"checkpoint {path} does not exist; check the run folder")
     advice = (
@@ -101,7 +144,7 @@ def load_checkpoint(
     if is_zip:  # what torch.save writes; other files go to torch.load's legacy reader
         _check_archive(path, damaged)
     try:
-        payload = torch.load(path, map_location=map_location, weights_only=True)
+        payload = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as err:
         if any(sign in str(err) for sign in _CODE_SIGNS):
             raise UserError(
@@ -116,7 +159,26 @@ def load_checkpoint(
     missing = [key for key in REQUIRED_KEYS if key not in payload]
     if missing:
         raise UserError(f"checkpoint {path} is incomplete (no {', '.join(missing)}); retrain")
+    if device.type != "cpu":
+        try:
+            payload = {k: v if k == "rng" else _on_device(v, device) for k, v in payload.items()}
+        except (RuntimeError, MemoryError) as err:  # e.g. torch.OutOfMemoryError
+            raise UserError(
+                f"checkpoint {path} is intact but cannot be moved to {device} "
+                f"({_first_line(err)}); use another device (e.g. device=cpu)"
+            ) from None
     return Checkpoint.from_dict(payload)
+
+
+def _on_device(value: Any, device: torch.device) -> Any:
+    """``value`` with every tensor in it (nested dicts, lists, tuples) moved to ``device``."""
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, Mapping):
+        return {k: _on_device(v, device) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_on_device(v, device) for v in value)
+    return value
 
 
 # What the weights-only unpickler says when a file asks for a class or function to be called.
@@ -162,10 +224,36 @@ def model_from_checkpoint(
     if (len(src_vocab), len(tgt_vocab)) != (spec.src_vocab_size, spec.tgt_vocab_size):
         raise UserError("checkpoint is inconsistent: its vocabularies do not fit its model")
     model = Seq2Seq(spec)
-    try:
-        model.load_state_dict(checkpoint.model)
-    except RuntimeError as err:
+    misfits = weight_misfits(model.state_dict(), checkpoint.model)
+    if misfits:
+        more = f" (and {len(misfits) - 1} more)" if len(misfits) > 1 else ""
         raise UserError(
-            f"checkpoint weights do not fit its model config ({_first_line(err)})"
-        ) from None
+            f"checkpoint weights do not fit its model config: {misfits[0]}{more}; its "
+            "model_spec and weights come from different models: use another checkpoint or retrain"
+        )
+    model.load_state_dict(checkpoint.model)
     return model.to(device), src_vocab, tgt_vocab
+
+
+def weight_misfits(expected: Mapping[str, torch.Tensor], stored: Mapping[str, Any]) -> list[str]:
+    """What keeps ``stored`` weights from loading into a model whose state is ``expected``:
+    ``"decoder.out.weight is 25×16 in the checkpoint but 25×32 in the model its spec
+    describes"``, missing and unexpected tensors; empty when they fit."""
+    misfits = []
+    for name, tensor in expected.items():
+        if name not in stored:
+            misfits.append(f"{name} is missing from the checkpoint")
+        elif not isinstance(stored[name], torch.Tensor):
+            misfits.append(f"{name} is not a tensor in the checkpoint")
+        elif stored[name].shape != tensor.shape:
+            misfits.append(
+                f"{name} is {_shape(stored[name])} in the checkpoint but {_shape(tensor)} "
+                "in the model its spec describes"
+            )
+    misfits += [f"the checkpoint has {name}, which the model has not" for name in stored
+                if name not in expected]  # fmt: skip
+    return misfits
+
+
+def _shape(tensor: torch.Tensor) -> str:
+    return "×".join(map(str, tensor.shape)) or "a scalar"

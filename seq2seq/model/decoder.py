@@ -158,9 +158,10 @@ class BahdanauDecoder(Decoder):
     Teacher forcing runs one of three recurrences, chosen in :meth:`recurrence` alone:
 
     - ``"steps"``: the textbook, :meth:`step` in a loop — the reference the others must equal;
-    - ``"value_gates"``: since the context is linear in the weights (``c_t = α_t U + b``,
-      :meth:`Attention.context_values`), ``W_c c_t = α_t (W_c U) + W_c b``: the values are
-      projected into gate space once per batch and the output layer runs once after the loop;
+    - ``"value_gates"``: since the context is linear in the weights (``c_t = α_t U + b``),
+      what depends on the batch alone is hoisted out of the loop (:meth:`Attention.context_mixer`:
+      for one head the values projected into gate space once per batch) and the output layer
+      runs once after it;
     - ``"fused"``: the same loop as one autograd node with a hand-written backward
       (:mod:`seq2seq.model.fused_recurrence`), while training, for the mechanisms it covers.
 
@@ -188,7 +189,7 @@ class BahdanauDecoder(Decoder):
             and fused_scorer(self.attention, memory) is not None
         ):
             return "fused"
-        if "value_gates" in order and self.attention.context_values(memory) is not None:
+        if "value_gates" in order and self.attention.has_weights:
             return "value_gates"
         return "steps"
 
@@ -218,14 +219,14 @@ class BahdanauDecoder(Decoder):
             return self._step_loop(tgt_in, memory, state, keep_weights)
         embedded = self.dropout(self.embedding(tgt_in))  # (B, T_t, E)
         input_gates = self._input_gates(embedded)  # (B, T_t, 3H), all steps at once
-        values, bias = self.attention.context_values(memory)  # (B, h·T_s, D_k), (B, D_k)
-        value_gates = self._context_gates(values)  # (B, h·T_s, 3H), once per batch
-        if bias is not None:
-            input_gates = input_gates + self._context_gates(bias).unsqueeze(1)
+        context_weight = self.rnn.weight_ih_l0[:, self.embed_size :]  # W_c (3H, D_k)
+        mixer, bias_gates = self.attention.context_mixer(memory, context_weight)  # per batch
+        if bias_gates is not None:
+            input_gates = input_gates + bias_gates.unsqueeze(1)
         weight_hh, bias_hh = self.rnn.weight_hh_l0, self.rnn.bias_hh_l0
         if recurrence == "fused":
             all_states, flat_weights = fused_bahdanau_recurrence(
-                input_gates, state, value_gates, memory, weight_hh, bias_hh, self.attention
+                input_gates, state, mixer, memory, weight_hh, bias_hh, self.attention
             )  # (B, T_t, H), (B, T_t, h·T_s)
         else:
             states, step_weights = [], []
@@ -233,20 +234,15 @@ class BahdanauDecoder(Decoder):
             # zero-padded (B, T_t, 3H) gradient per step (quadratic in T_t).
             for gates_x in input_gates.unbind(1):
                 weights = self.attention.step_weights(state, memory).flatten(1)  # (B, h·T_s)
-                context_gates = torch.bmm(weights.unsqueeze(1), value_gates).squeeze(1)
-                state = gru_cell(gates_x + context_gates, state, weight_hh, bias_hh)
+                state = gru_cell(gates_x + mixer.gates(weights), state, weight_hh, bias_hh)
                 states.append(state)
                 step_weights.append(weights)
             all_states, flat_weights = torch.stack(states, 1), torch.stack(step_weights, 1)
-        contexts = flat_weights @ values  # (B, T_t, D_k): all steps' contexts in one product
-        if bias is not None:
-            contexts = contexts + bias.unsqueeze(1)
-        logits = self.readout(all_states, contexts, embedded)  # the output layer, once
-        if not keep_weights:
-            return logits, None
         batch, steps = flat_weights.shape[:2]
-        weights_out = flat_weights.view(batch, steps, self.attention.num_heads, -1)
-        return logits, weights_out.transpose(1, 2)  # (B, heads, T_t, T_s)
+        weights = flat_weights.view(batch, steps, self.attention.num_heads, -1).transpose(1, 2)
+        contexts = self.attention.context_from_weights(weights, memory)  # all steps at once
+        logits = self.readout(all_states, contexts, embedded)  # the output layer, once
+        return logits, weights if keep_weights else None  # weights (B, heads, T_t, T_s)
 
 
 class LuongDecoder(Decoder):

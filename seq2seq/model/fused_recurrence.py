@@ -18,8 +18,9 @@ One step, for the previous state ``h`` (B, H) and the step's input gates ``x`` (
     n   = tanh(g_n + r ⊙ hg_n)
     h'  = n + z ⊙ (h - n)                    = (1 - z) n + z h
 
-``U`` are the context values (:meth:`Attention.context_values`: the context is linear in the
-weights, ``c = α U + b``; the decoder adds ``W_c b`` to ``x``). Additive, dot-product and
+``V`` are the values in gate space (:meth:`Attention.project_values`: the context is linear in
+the weights, ``c = α U + b``, so ``W_c c = α (U W_cᵀ) + W_c b``; the decoder adds ``W_c b`` to
+``x``). Additive, dot-product and
 multi-head attention are covered, each by its scorer; :func:`fused_scorer` says whether a
 mechanism is, and the decoder keeps its autograd loop for any other. With ``h`` heads the
 softmax runs per head and ``α`` is the heads' weights side by side. Internally everything is
@@ -46,6 +47,8 @@ from seq2seq.model.attention import (
     ScaledDotProductAttention,
     masked_softmax,
 )
+from seq2seq.model.context import Mixer, ValueGates
+from seq2seq.model.tanh import tanh_
 
 
 class AdditiveScorer:
@@ -66,10 +69,9 @@ class AdditiveScorer:
     def scores(self, state: Tensor) -> Tensor:
         """The next step's scores for the previous state (B, H) -> (B, T_s)."""
         query = torch.addmm(self.query_bias, state, self.query_weight.t())  # (B, A)
-        # E = tanh(x) computed as 2σ(2x) − 1: on the CPU PyTorch's sigmoid kernel is ~3.5×
-        # faster than its tanh for this (B, T_s, A) tensor, the largest elementwise cost of a
-        # step; the two agree to float32 rounding (parity tests with the plain path hold).
-        energy = torch.add(self.keys, query.unsqueeze(1)).mul_(2).sigmoid_().mul_(2).sub_(1)
+        # E = tanh(x), in the form faster on this machine (seq2seq.model.tanh): the largest
+        # element-wise cost of a step; both agree to float32 rounding with the plain path
+        energy = tanh_(torch.add(self.keys, query.unsqueeze(1)))
         self.energies.append(energy)
         return energy @ self.v  # (B, T_s)
 
@@ -128,6 +130,7 @@ class MultiHeadScorer:
             keys, query_weight, query_bias, scale,
         )  # fmt: skip
         self.heads = keys.size(1)
+        self.keys_t = keys.transpose(2, 3).contiguous()  # (B, h, d, T_s), once, not per step
         self.queries: list[Tensor] = []  # q_t (B, h, d) per step
 
     def scores(self, state: Tensor) -> Tensor:
@@ -135,7 +138,7 @@ class MultiHeadScorer:
         query = torch.addmm(self.query_bias, state, self.query_weight.t())  # (B, h·d)
         query = query.view(query.size(0), self.heads, 1, -1)  # (B, h, 1, d)
         self.queries.append(query.squeeze(2))
-        return (query @ self.keys.transpose(2, 3)).squeeze(2) * self.scale
+        return (query @ self.keys_t).squeeze(2) * self.scale
 
     def start_backward(self) -> None:
         steps = len(self.queries)
@@ -233,15 +236,16 @@ def fused_scorer(attention: Attention, memory: Memory) -> tuple[type[Scorer], tu
 class FusedBahdanauRecurrence(torch.autograd.Function):
     """All steps of the Bahdanau recurrence in one node; see the module docstring.
 
-    ``apply(input_gates, state, value_gates, mask, weight_hh, bias_hh, scorer_class,
-    *scorer_inputs)``:
+    ``apply(input_gates, state, mask, weight_hh, bias_hh, mixer_class, scorer_class,
+    mixer_size, *tensors)``:
 
     input_gates (B, T_t, 3H)     ``W_ih^e e(y_{t-1}) + b_ih`` (+ ``W_c b``) for every step
     state       (B, H)           the initial state
-    value_gates (B, h·T_s, 3H)   ``W_c·U``, so that the context gates are ``α · value_gates``
     mask        (B, T_s) bool    True = real source token
     weight_hh (3H, H), bias_hh (3H,)
-    scorer_class, scorer_inputs: from :func:`fused_scorer`
+    mixer_class, scorer_class: how the context enters the gates (:mod:`seq2seq.model.context`)
+        and how the scores are made (:func:`fused_scorer`)
+    tensors: the mixer's ``mixer_size`` tensors, then the scorer's
 
     -> states (B, T_t, H), weights (B, T_t, h·T_s).
     """
@@ -251,27 +255,30 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
         ctx: FunctionCtx,
         input_gates: Tensor,
         state: Tensor,
-        value_gates: Tensor,
         mask: Tensor,
         weight_hh: Tensor,
         bias_hh: Tensor,
+        mixer_class: type[Mixer],
         scorer_class: type[Scorer],
-        *scorer_inputs: Any,
+        mixer_size: int,
+        *tensors: Any,
     ) -> tuple[Tensor, Tensor]:
         batch, steps, three_h = input_gates.shape
         hidden = three_h // 3
-        scorer = scorer_class(*scorer_inputs)
+        mixer = mixer_class(*tensors[:mixer_size])
+        scorer = scorer_class(*tensors[mixer_size:])
         per_head = mask.unsqueeze(1) if isinstance(scorer, MultiHeadScorer) else mask
+        heads = scorer.heads if isinstance(scorer, MultiHeadScorer) else 1
         # What backward needs, time-major: h_{t-1}, the gates r, z, n and W_hn h_{t-1} + b_hn
         all_states = state.new_empty(steps + 1, batch, hidden)  # h_{-1} = state, h_0, ...
         all_states[0] = state
         prev_states, states = all_states[:-1], all_states[1:]  # (T_t, B, H) each
         reset, update, candidate, hidden_n = (torch.empty_like(states) for _ in range(4))
-        weights = state.new_empty(steps, batch, value_gates.size(1))
+        weights = state.new_empty(steps, batch, heads * mask.size(1))
         for t in range(steps):
             # (B, T_s), or (B, h, T_s) laid out as (B, h·T_s)
             weights[t] = masked_softmax(scorer.scores(state), per_head).view(batch, -1)
-            gates = input_gates[:, t] + torch.bmm(weights[t].unsqueeze(1), value_gates).squeeze(1)
+            gates = input_gates[:, t] + mixer.forward_step(weights[t])
             hidden_gates = torch.addmm(bias_hh, state, weight_hh.t())  # (B, 3H)
             g_r, g_z, g_n = gates.chunk(3, dim=1)
             h_r, h_z, h_n = hidden_gates.chunk(3, dim=1)
@@ -280,26 +287,28 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
             hidden_n[t] = h_n
             torch.tanh(g_n + reset[t] * h_n, out=candidate[t])
             state = torch.add(candidate[t], update[t] * (state - candidate[t]), out=states[t])
-        ctx.scorer = scorer
+        ctx.mixer, ctx.scorer, ctx.heads = mixer, scorer, heads
         ctx.saved = (prev_states, reset, update, candidate, hidden_n, weights)
+        ctx.mixer_size = mixer_size
         outputs = states.transpose(0, 1), weights.transpose(0, 1)
         # saved so that autograd refuses to run backward if any of them changed in place (the
         # outputs share memory, and so the version counter, with prev_states and weights)
-        ctx.save_for_backward(value_gates, weight_hh, *outputs)
+        ctx.save_for_backward(weight_hh, *outputs)
         return outputs
 
     @staticmethod
     @once_differentiable
     def backward(ctx: FunctionCtx, states_grad: Tensor, weights_grad: Tensor) -> tuple:
-        """states_grad (B, T_t, H), weights_grad (B, T_t, T_s) -> a grad per forward input."""
+        """states_grad (B, T_t, H), weights_grad (B, T_t, h·T_s) -> a grad per forward input."""
         prev_states, reset, update, candidate, hidden_n, weights = ctx.saved
-        value_gates, weight_hh, _, _ = ctx.saved_tensors
+        weight_hh, _, _ = ctx.saved_tensors
+        mixer: Mixer = ctx.mixer
         scorer: Scorer = ctx.scorer
-        heads = scorer.heads if isinstance(scorer, MultiHeadScorer) else 1
+        heads = ctx.heads
         scorer.start_backward()
         steps, batch, hidden = prev_states.shape
         states_grad = states_grad.transpose(0, 1)  # (T_t, B, H)
-        weights_grad = weights_grad.transpose(0, 1)  # (T_t, B, T_s)
+        weights_grad = weights_grad.transpose(0, 1)  # (T_t, B, h·T_s)
         gates_grad = prev_states.new_empty(steps, batch, 3 * hidden)  # dL/dg_t
         hidden_gates_grad = torch.empty_like(gates_grad)  # dL/dhg_t
         carry = torch.zeros_like(prev_states[0])  # dL/dh_t from the steps after t
@@ -319,11 +328,9 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
             torch.cat([a_r_grad, a_z_grad, a_n_grad * r], dim=1, out=hidden_gates_grad[t])
             # hg = W_hh h + b_hh  ->  dh = dhg W_hh; plus the direct path z h
             carry = torch.addmm(state_grad * z, hidden_gates_grad[t], weight_hh)
-            # g = x + α · V  ->  dα = V dg (+ what the readout sends back through α)
+            # g = x + mix(α)  ->  dα from the mixer (+ what the readout sends back through α)
             alpha = weights[t]
-            # (as (B, 1, 3H) x (B, 3H, T_s): bmm is ten times slower with the vector on the right)
-            alpha_grad = torch.bmm(gates_grad[t].unsqueeze(1), value_gates.transpose(1, 2))
-            alpha_grad = alpha_grad.squeeze(1) + weights_grad[t]  # (B, h·T_s)
+            alpha_grad = mixer.backward_step(t, gates_grad[t]) + weights_grad[t]  # (B, h·T_s)
             if heads > 1:  # the softmax ran per head
                 alpha, alpha_grad = alpha.view(batch, heads, -1), alpha_grad.view(batch, heads, -1)
             # α = softmax(s) on real positions, 0 elsewhere: ds = α ⊙ (dα - Σ α dα); masked
@@ -335,18 +342,19 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
         flat_hidden_gates_grad = hidden_gates_grad.reshape(-1, 3 * hidden)
         weight_hh_grad = flat_hidden_gates_grad.t() @ flat_prev_states  # (3H, H)
         bias_hh_grad = flat_hidden_gates_grad.sum(0)  # (3H,)
-        # g_t = x_t + α_t V: dV[b] = Σ_t α_t[b]ᵀ dg_t[b], one batched GEMM over steps
-        value_gates_grad = torch.bmm(weights.permute(1, 2, 0), gates_grad.transpose(0, 1))
+        mixer_grads = mixer.grads(weights, gates_grad)
         scorer_grads = scorer.grads(flat_prev_states)
         input_gates_grad = gates_grad.transpose(0, 1)  # (B, T_t, 3H)
         return (
             input_gates_grad,
             carry,
-            value_gates_grad,
             None,  # mask
             weight_hh_grad,
             bias_hh_grad,
+            None,  # mixer_class
             None,  # scorer_class
+            None,  # mixer_size
+            *mixer_grads,
             *scorer_grads,
         )
 
@@ -354,22 +362,30 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
 def fused_bahdanau_recurrence(
     input_gates: Tensor,
     state: Tensor,
-    value_gates: Tensor,
+    mixer: Mixer,
     memory: Memory,
     weight_hh: Tensor,
     bias_hh: Tensor,
     attention: Attention,
 ) -> tuple[Tensor, Tensor]:
-    """Run the recurrence for a covered ``attention`` (see :func:`fused_scorer`).
+    """Run the recurrence for a covered ``attention`` (see :func:`fused_scorer`) with the
+    context entering the gates through ``mixer`` (:meth:`Attention.context_mixer`).
 
-    input_gates (B, T_t, 3H), state (B, H), value_gates (B, h·T_s, 3H)
-    -> states (B, T_t, H), weights (B, T_t, h·T_s).
+    input_gates (B, T_t, 3H), state (B, H) -> states (B, T_t, H), weights (B, T_t, h·T_s).
     """
     scorer = fused_scorer(attention, memory)
     if scorer is None:
         raise ValueError(f"{type(attention).__name__} has no fused recurrence")
     scorer_class, scorer_inputs = scorer
+    mixer_inputs = mixer_tensors(mixer)
     return FusedBahdanauRecurrence.apply(
-        input_gates, state, value_gates, memory.mask, weight_hh, bias_hh, scorer_class,
-        *scorer_inputs,
+        input_gates, state, memory.mask, weight_hh, bias_hh, type(mixer), scorer_class,
+        len(mixer_inputs), *mixer_inputs, *scorer_inputs,
     )  # fmt: skip
+
+
+def mixer_tensors(mixer: Mixer) -> tuple[Tensor, ...]:
+    """What ``mixer`` was built from, in its constructor's order (the node's inputs)."""
+    if isinstance(mixer, ValueGates):
+        return (mixer.values,)
+    return (mixer.values, mixer.weight)

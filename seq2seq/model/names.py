@@ -4,3 +4,4 @@ and the decoder arrangements (:func:`seq2seq.model.decoder.build_decoder`)."""
 
 ATTENTION_NAMES = ("none", "additive", "dot", "multihead")
 DECODER_TYPES = ("luong", "bahdanau")
+INIT_SCHEMES = ("xavier", "pytorch")  # seq2seq.model.init
