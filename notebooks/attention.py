@@ -1,0 +1,718 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Why attention matters in translation — with seq2seq's real modules
+#
+# This notebook follows the outline of the article this project grew from: each heading carries
+# the article's section number and Chinese title beside the English one, so a reader of the
+# article finds their place. Everything is computed here, with the package's own modules: the
+# models are trained by `seq2seq.training.run.train` (what `scripts/train.py` runs), the
+# attention is `seq2seq.model.attention`, the figures are `seq2seq.viz`. Cells that state a fact
+# assert it, and every number in the text is printed by a cell above it.
+#
+# Run it top to bottom after `pip install -e ".[notebook]"` (plain Jupyter or VS Code; nothing is
+# downloaded). By default it trains tiny models on a tiny corpus in a few minutes on one CPU
+# core; set `FULL = True` below to train the default-size models with the default schedule
+# instead (much longer).
+#
+# The source of this notebook is `notebooks/attention.py` (jupytext percent format); the
+# `.ipynb` is generated from it (see `notebooks/README.md`).
+
+# %%
+# ruff: noqa: E402 (the switch comes before the imports)
+FULL = False  # True: the default-size models, corpus and schedule (for the learner with time)
+RUNS_DIR = None  # None: a temporary folder, removed with the kernel; or a folder to keep runs in
+
+# %%
+# %matplotlib inline
+import warnings
+
+# tqdm (progress bars, off in a notebook) asks for ipywidgets when imported in Jupyter
+warnings.filterwarnings("ignore", message="IProgress not found")
+
+import math
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from IPython.display import Image, display
+from matplotlib import font_manager
+from matplotlib.ft2font import FT2Font
+
+import seq2seq
+from seq2seq import extract_attention_weights
+from seq2seq.config.compose import load_config
+from seq2seq.data.batching import ParallelDataset
+from seq2seq.data.corpus import read_tsv
+from seq2seq.data.synthetic.generator import has_crossing
+from seq2seq.evaluation.alignment_report import alignment_report, format_report
+from seq2seq.evaluation.inference import TrainedRun
+from seq2seq.evaluation.metrics import attention_entropy
+from seq2seq.evaluation.scoring import gold_attention
+from seq2seq.model.attention import (
+    AdditiveAttention,
+    MultiHeadAttention,
+    ScaledDotProductAttention,
+    masked_softmax,
+)
+from seq2seq.training.run import train
+from seq2seq.viz import plot_attention, plot_lines, register_cjk_font
+
+torch.set_num_threads(1)
+REPO = Path(seq2seq.__file__).resolve().parents[1]  # the checkout (pip install -e .)
+_runs = None if RUNS_DIR else tempfile.TemporaryDirectory(prefix="seq2seq-notebook-")
+RUNS = Path(RUNS_DIR or _runs.name)
+RUNS.mkdir(parents=True, exist_ok=True)
+CORPUS = RUNS / "corpus"  # the synthetic corpus is generated here on first use
+CPU = torch.device("cpu")
+
+# %% [markdown]
+# ## 1 为什么需要注意力机制 · The bottleneck
+#
+# Without attention (`attention=none`) the encoder squeezes the whole sentence into its final
+# state, and the decoder reads that one vector at every step. With attention the decoder looks
+# back at every encoder state and takes a weighted average of them at each step. We train both
+# on the same small synthetic corpus (generated with its gold word alignments), with the same
+# sizes, steps and seed: only the attention differs.
+#
+# The small setting uses PyTorch's default initialisation (`model.init=pytorch`): at these tiny
+# sizes we found it leaves the initial plateau sooner than the package's default (xavier).
+# Multi-head attention, trained in section 6, uses Luong's decoder arrangement, in which it
+# trains fastest (`docs/model.md`).
+
+# %%
+SMALL = [
+    "data.train_size=3000",
+    "data.valid_size=200",
+    "data.test_size=300",
+    "data.max_len=30",
+    "model.embed_size=32",
+    "model.hidden_size=64",
+    "model.dropout=0",
+    "model.init=pytorch",
+    "train.batch_size=32",
+    "train.lr=5e-3",
+    "train.max_steps=600",
+    "train.eval_every=300",
+    "device=cpu",
+]
+COMMON = [
+    f"data.dir={CORPUS}",
+    "train.processes=1",
+    "train.num_threads=1",
+    *([] if FULL else SMALL),
+]
+
+
+def train_variant(attention, *extra):
+    """Train one model through the package, as scripts/train.py does, into a new run folder
+    under RUNS; return its summary (what metrics.json holds) and the loaded best checkpoint."""
+    cfg = load_config([*COMMON, f"attention={attention}", *extra])
+    run_dir = Path(tempfile.mkdtemp(prefix=f"{attention}-", dir=RUNS))
+    started = time.perf_counter()
+    summary = train(cfg, run_dir)
+    seconds = time.perf_counter() - started
+    print(
+        f"{attention:>9}: {summary.steps} steps of {cfg.train.batch_size} pairs, "
+        f"{summary.parameters:,} parameters, {seconds:.0f} s with its evaluations; "
+        f"test BLEU {summary.test.bleu:.1f}, exact match {summary.test.exact_match:.3f}"
+    )
+    return summary, TrainedRun.load(run_dir)
+
+
+none_summary, _ = train_variant("none")
+additive_summary, additive_run = train_variant("additive")
+splits = {split: read_tsv(CORPUS / f"{split}.tsv") for split in ("train", "valid", "test")}
+print("corpus:", ", ".join(f"{len(pairs)} {split} pairs" for split, pairs in splits.items()))
+
+# %% [markdown]
+# Test BLEU per source-length bucket (the test split holds the same number of sentences in
+# every bucket):
+
+# %%
+by_length = {
+    "none": none_summary.test.bleu_by_length,
+    "additive": additive_summary.test.bleu_by_length,
+}
+buckets = list(by_length["none"])
+print(f"{'words':>9}" + "".join(f"{b:>8}" for b in buckets))
+print(f"{'pairs':>9}" + "".join(f"{additive_summary.test.bucket_sizes[b]:>8}" for b in buckets))
+for name, scores in by_length.items():
+    print(f"{name:>9}" + "".join(f"{scores[b]:>8.1f}" for b in buckets))
+display(
+    plot_lines(
+        {name: list(scores.items()) for name, scores in by_length.items()},
+        xlabel="source length (words)",
+        ylabel="test BLEU",
+        title=f"this notebook's brief training ({additive_summary.steps} steps)",
+    )
+)
+none_bleu, additive_bleu = by_length["none"], by_length["additive"]
+print(
+    f"none falls from {none_bleu[buckets[0]]:.1f} ({buckets[0]} words) to "
+    f"{none_bleu[buckets[-1]]:.1f} ({buckets[-1]}); additive's lowest bucket is "
+    f"{min(additive_bleu.values()):.1f}"
+)
+assert none_bleu[buckets[0]] > none_bleu[buckets[-1]], "the baseline should fall with length"
+assert min(additive_bleu.values()) > max(none_bleu.values()), "attention should win everywhere"
+
+# %% [markdown]
+# How high each curve is depends on how long one trains; the shape is the point: the baseline
+# falls with length while attention stays high at every length. The **converged picture** is
+# the project's canonical comparison (every variant, several seeds, the default sizes), read
+# here from the README's results tables and `docs/bleu_by_length.png`: not computed in this
+# notebook.
+
+
+# %%
+def markdown_table(text, header_start):
+    """The rows (dicts by column name) of the first Markdown table whose header line starts
+    with ``header_start``."""
+    lines = text.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith(header_start))
+
+    def cells(line):
+        return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+    header, rows = cells(lines[start]), []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append(dict(zip(header, cells(line), strict=True)))
+    return rows
+
+
+def mean_of(cell):
+    """``"98.18 ± 0.17"`` -> 98.18; ``"n/a"`` -> None."""
+    head = cell.split("±")[0].strip()
+    return None if head == "n/a" else float(head.replace(",", ""))
+
+
+readme = (REPO / "README.md").read_text(encoding="utf-8")
+canonical = {
+    row["variant"]: {k: float(v) for k, v in row.items() if k != "variant"}
+    for row in markdown_table(readme, "| variant | 1-10 |")
+}
+results = {row["variant"]: row for row in markdown_table(readme, "| variant | BLEU |")}
+print("The canonical comparison (README.md), test BLEU by source length, mean over seeds:")
+canonical_buckets = list(canonical["none"])
+print(f"{'words':>10}" + "".join(f"{b:>8}" for b in canonical_buckets))
+for name, scores in canonical.items():
+    print(f"{name:>10}" + "".join(f"{scores[b]:>8.1f}" for b in canonical_buckets))
+print("\nand overall (mean ± sd over seeds):")
+for name, row in results.items():
+    bleu, exact_match, aer = row["BLEU"], row["exact match"], row["AER"]
+    print(f"{name:>10}  BLEU {bleu:>14}  exact match {exact_match:>14}  AER {aer}")
+display(Image(filename=str(REPO / "docs" / "bleu_by_length.png"), width=560))
+attention_variants = [name for name in canonical if name != "none"]
+lowest_attention = min(min(canonical[name].values()) for name in attention_variants)
+print(
+    f"converged: none falls from {canonical['none'][canonical_buckets[0]]:.1f} to "
+    f"{canonical['none'][canonical_buckets[-1]]:.1f}; every attention variant stays at or above "
+    f"{lowest_attention:.1f}"
+)
+assert canonical["none"][canonical_buckets[0]] > canonical["none"][canonical_buckets[-1]]
+assert lowest_attention > max(canonical["none"].values())
+
+# %% [markdown]
+# ## 2 注意力的三个步骤 · Three steps
+#
+# Attention is three steps: **score** every source position against the decoder's state,
+# turn the scores into weights with a **softmax**, and take the **weighted sum** of the values
+# (the encoder states). The article's example translates 我 爱 中国 and gives the scores
+# 0.05 (我), 0.1 (爱) and 5.8 (中国) for the step that writes *China*, and then the weights
+# 0.05 / 0.1 / 0.8 / 0.05 (with `<eos>`). Those weights are not a softmax of those scores, whatever
+# the fourth (`<eos>`) score is: a softmax keeps the ratio of two weights at `e` to the power of
+# the difference of their scores, which does not involve the other scores.
+
+# %%
+tokens = ["我", "爱", "中国", "<eos>"]
+article_scores = [0.05, 0.1, 5.8]  # the article's; its <eos> score is not known
+article_weights = torch.tensor([0.05, 0.1, 0.8, 0.05])
+
+softmax_ratio = math.exp(article_scores[1] - article_scores[0])  # w(爱) / w(我)
+article_ratio = float(article_weights[1] / article_weights[0])
+print(
+    f"w(爱)/w(我): a softmax of the scores gives e^({article_scores[1]} - {article_scores[0]}) "
+    f"= {softmax_ratio:.3f} for any <eos> score; the article's weights give {article_ratio:.3f}"
+)
+for eos_score in torch.linspace(-20.0, 20.0, 401):  # every <eos> score, in steps of 0.1
+    weights = torch.softmax(torch.tensor([*article_scores, eos_score]), dim=-1)
+    assert math.isclose(float(weights[1] / weights[0]), softmax_ratio, rel_tol=1e-4)
+assert not math.isclose(article_ratio, softmax_ratio, rel_tol=0.1)
+
+# Scores that do give the article's weights exist (any constant may be added to all of them):
+matching_scores = article_weights.log()
+assert torch.allclose(torch.softmax(matching_scores, dim=-1), article_weights)
+print(
+    "scores whose softmax is 0.05 / 0.1 / 0.8 / 0.05:",
+    " ".join(f"{t} {s:.2f}" for t, s in zip(tokens, matching_scores.tolist(), strict=True)),
+)
+
+# %% [markdown]
+# For the worked example we keep the article's three scores and **choose** 0.0 as the `<eos>`
+# score. Step 2 is a real softmax (the package's `masked_softmax`, here with every position
+# real); step 3 averages the values, one made-up 3-dimensional encoder state per source token.
+
+# %%
+EOS_SCORE = 0.0  # our choice
+scores = torch.tensor([*article_scores, EOS_SCORE])  # step 1: the scores
+weights = masked_softmax(scores, torch.ones(4, dtype=torch.bool))  # step 2: the softmax
+values = torch.tensor(  # made-up encoder states h_i, one per source token
+    [
+        [1.0, 0.0, 0.0],  # 我
+        [0.0, 1.0, 0.0],  # 爱
+        [0.0, 0.0, 1.0],  # 中国
+        [0.5, 0.5, 0.5],  # <eos>
+    ]
+)
+context = (weights[:, None] * values).sum(0)  # step 3: c = Σ_i α_i h_i
+for token, score, weight in zip(tokens, scores.tolist(), weights.tolist(), strict=True):
+    print(f"{token:>6}  score {score:5.2f}  weight {weight:.4f}")
+print("context vector c =", [round(x, 4) for x in context.tolist()])
+assert torch.allclose(weights, torch.softmax(scores, dim=-1))
+assert math.isclose(float(weights.sum()), 1.0, rel_tol=1e-6)
+assert torch.allclose(context, weights @ values)
+assert int(weights.argmax()) == tokens.index("中国")
+assert (context - values[2]).abs().max() < 0.02  # nearly 中国's own state
+print(
+    f"中国 takes {float(weights[2]):.1%} of the weight: with a score gap of "
+    f"{article_scores[2] - article_scores[1]:.1f} a softmax is nearly one-hot, "
+    "and the context is nearly 中国's state"
+)
+
+# %% [markdown]
+# ## 3 加性注意力与缩放点积注意力 · The formulas
+#
+# **Additive attention** (Bahdanau et al., 2015) scores source position *i* for decoder state
+# *s* as `e_i = v_aᵀ tanh(W_a s + U_a h_i)`; **scaled dot-product attention** as
+# `e_i = s·h_i / √d_k`. In both, `α = softmax(e)` over the real source tokens and `c = Σ_i α_i h_i`.
+# Below, each is computed by hand from its equation with plain tensor algebra, using the
+# parameters of the package's module, and asserted equal to the module (a batch of two, the
+# second sentence padded). The dot product is also checked against PyTorch's own
+# `torch.nn.functional.scaled_dot_product_attention`.
+
+# %%
+torch.manual_seed(0)
+B, T_s, D_q, D_k, A = 2, 5, 6, 8, 7  # batch, source positions, query, key, attention sizes
+query = torch.randn(B, D_q)  # the decoder state s
+keys = torch.randn(B, T_s, D_k)  # the encoder states h_1 ... h_T (also the values)
+mask = torch.tensor([[True] * 5, [True, True, True, False, False]])  # True = real token
+
+additive = AdditiveAttention(D_q, D_k, A)  # query and key sizes may differ
+W_a, b_a = additive.query_layer.weight, additive.query_layer.bias  # (A, D_q); W_a's bias (A,)
+U_a = additive.key_layer.weight  # (A, D_k)
+v_a = additive.energy_layer.weight[0]  # (A,)
+with torch.no_grad():
+    energy = torch.tanh((query @ W_a.T + b_a)[:, None, :] + keys @ U_a.T)  # (B, T_s, A)
+    e = energy @ v_a  # (B, T_s): e_i = v_aᵀ tanh(W_a s + U_a h_i)
+    alpha = torch.softmax(e.masked_fill(~mask, -math.inf), dim=-1)  # padding gets weight 0
+    c = (alpha[:, :, None] * keys).sum(1)  # (B, D_k): c = Σ_i α_i h_i
+    module_context, module_weights = additive(query, keys, mask)
+
+print("additive α (second sentence padded):\n", alpha.numpy().round(3))
+assert torch.allclose(module_weights[:, 0], alpha, atol=1e-6)  # (B, heads=1, T_s)
+assert torch.allclose(module_context, c, atol=1e-6)
+
+# %%
+dot = ScaledDotProductAttention(D_k, D_k)  # equal sizes: no query projection
+query_k = torch.randn(B, D_k)
+with torch.no_grad():
+    e = (keys @ query_k[:, :, None])[..., 0] / math.sqrt(D_k)  # e_i = s·h_i / √d_k
+    alpha = torch.softmax(e.masked_fill(~mask, -math.inf), dim=-1)
+    c = alpha[:, None, :] @ keys  # (B, 1, D_k)
+    module_context, module_weights = dot(query_k, keys, mask)
+    # PyTorch's fused kernel; its boolean attn_mask also means True = take part
+    torch_context = F.scaled_dot_product_attention(
+        query_k[:, None, :], keys, keys, attn_mask=mask[:, None, :]
+    )
+
+print("dot-product α (second sentence padded):\n", alpha.numpy().round(3))
+assert dot.query_layer is None
+assert torch.allclose(module_weights[:, 0], alpha, atol=1e-6)
+assert torch.allclose(module_context, c[:, 0], atol=1e-6)
+assert torch.allclose(torch_context, c, atol=1e-6)
+print("hand-computed = seq2seq's modules = torch.nn.functional.scaled_dot_product_attention")
+
+# %% [markdown]
+# ## 4 掩码 · Masks
+#
+# Padding must get **exactly zero** weight. The package's convention everywhere is
+# `mask = True` for a real token. First the article's two demos, re-run with our modules and
+# the same shapes: additive attention from a 32-dimensional query over 4 positions of
+# 64-dimensional keys with `<eos>` masked, then 2-head attention over a 3 × 3 grid with one
+# key masked.
+
+# %%
+torch.manual_seed(1)
+attention = AdditiveAttention(query_dim=32, key_dim=64, hidden_size=32)
+query, keys = torch.randn(1, 32), torch.randn(1, 4, 64)
+eos_masked = torch.tensor([[True, True, True, False]])
+with torch.no_grad():
+    context, weights = attention(query, keys, eos_masked)
+print("context", tuple(context.shape), "weights", tuple(weights.shape))
+print("weights:", weights[0, 0].numpy().round(4))
+assert weights.shape == (1, 1, 4) and context.shape == (1, 64)
+assert weights[0, 0, 3].item() == 0.0  # exactly zero, not merely small
+assert math.isclose(weights[0, 0, :3].sum().item(), 1.0, rel_tol=1e-6)
+
+# %%
+torch.manual_seed(2)
+two_heads = MultiHeadAttention(query_dim=8, key_dim=8, num_heads=2)
+queries, keys = torch.randn(1, 3, 8), torch.randn(1, 3, 8)  # 3 queries over 3 keys
+third_masked = torch.tensor([[True, True, False]])
+with torch.no_grad():
+    context, weights = two_heads(queries, keys, third_masked)
+print("weights (batch, heads, queries, keys):", tuple(weights.shape))
+print(weights[0].numpy().round(3))
+assert weights.shape == (1, 2, 3, 3)
+assert (weights[..., 2] == 0).all()  # the masked key: exactly 0 in every head and row
+assert torch.allclose(weights.sum(-1), torch.ones(1, 2, 3))
+
+# %% [markdown]
+# The article builds its multi-head mask with `torch.ones`, sets one column to 1, and fills the
+# scores where the mask is 1 with -1e9. But the column was already 1: **every** key is masked,
+# every score becomes the same -1e9, and the softmax is uniform, so its printed output (a zero
+# third column) cannot come from its code. A mask that starts from `torch.zeros` would do what
+# the text says.
+
+# %%
+scores = torch.randn(1, 2, 3, 3)  # (batch, heads, queries, keys): any scores will do
+article_mask = torch.ones(1, 1, 3, 3)
+article_mask[:, :, :, 2] = 1  # "mask the third key"
+article_weights = torch.softmax(scores.masked_fill(article_mask == 1, -1e9), dim=-1)
+print(f"masked: {int((article_mask == 1).sum())} of {article_mask.numel()} positions")
+print(article_weights[0, 0].numpy().round(4))
+assert (article_mask == 1).all()
+assert torch.allclose(article_weights, torch.full_like(article_weights, 1 / 3))
+assert not (article_weights[..., 2] == 0).any()  # no zero column: not the printed output
+
+intended_mask = torch.zeros(1, 1, 3, 3)
+intended_mask[:, :, :, 2] = 1
+intended = torch.softmax(scores.masked_fill(intended_mask == 1, -1e9), dim=-1)
+assert (intended[..., 2] == 0).all()
+
+# %% [markdown]
+# **Why not -1e9?** Half precision cannot hold it: -1e9 becomes -inf in float16, `masked_fill`
+# with -1e9 refuses a float16 tensor, and an additive -1e9 mask turns a fully masked row (such
+# as the article's) into `NaN`. The package fills with the dtype's lowest *finite* value and
+# then multiplies by the mask, so masked positions are exactly 0 in any dtype and a row without
+# a real token comes out all zeros, never `NaN`.
+
+# %%
+half_scores = torch.tensor([[1.0, 2.0, 3.0]], dtype=torch.float16)
+print("-1e9 in float16:", torch.tensor(-1e9, dtype=torch.float16).item())
+try:
+    half_scores.masked_fill(torch.tensor([[False, False, True]]), -1e9)
+    raise AssertionError("float16 masked_fill with -1e9 was expected to fail")
+except RuntimeError as err:
+    print("masked_fill(-1e9) in float16:", err)
+all_masked = torch.softmax(half_scores + torch.tensor(-1e9, dtype=torch.float16), dim=-1)
+print("additive -1e9 mask, every key masked:", all_masked.tolist())
+assert torch.isnan(all_masked).all()
+
+print("the package's fill in float16:", torch.finfo(torch.float16).min)
+one_masked = masked_softmax(half_scores, torch.tensor([[True, True, False]]))
+none_real = masked_softmax(half_scores, torch.tensor([[False, False, False]]))
+print("masked_softmax, third key masked:", one_masked.tolist())
+print("masked_softmax, every key masked:", none_real.tolist())
+assert one_masked[0, 2].item() == 0.0 and abs(one_masked.float().sum().item() - 1) < 1e-3
+assert (none_real == 0).all() and not torch.isnan(none_real).any()
+
+# %% [markdown]
+# ## 5 提取注意力权重 · Extraction
+#
+# `extract_attention_weights(model, batch)` returns a trained model's weights as a NumPy array
+# `(B, heads, T_t, T_s)`: one row per target step (the reference words, then `<eos>`; teacher
+# forcing), one column per source token (the words, then `<eos>`). Real rows sum to 1; padding
+# rows and columns are exactly 0. Here on three test sentences of different lengths, padded into
+# one batch.
+
+# %%
+by_source_length = sorted(splits["test"], key=lambda pair: len(pair.src))
+examples = [by_source_length[0], by_source_length[len(by_source_length) // 2], by_source_length[-1]]
+
+
+def check_extraction(run, pairs):
+    """Extract a batch's attention and assert the contract; return the array."""
+    batch = ParallelDataset(pairs, run.src_vocab, run.tgt_vocab).collate(range(len(pairs)))
+    weights = extract_attention_weights(run.model, batch)
+    heads = run.model.attention.num_heads
+    longest = (max(len(p.tgt) for p in pairs) + 1, max(len(p.src) for p in pairs) + 1)
+    assert weights.shape == (len(pairs), heads, *longest), weights.shape
+    for b, pair in enumerate(pairs):
+        t, s = len(pair.tgt) + 1, len(pair.src) + 1  # real rows and columns, <eos> included
+        assert np.allclose(weights[b, :, :t, :s].sum(-1), 1.0, atol=1e-5)
+        assert (weights[b, :, t:, :] == 0).all() and (weights[b, :, :, s:] == 0).all()
+    trimmed = extract_attention_weights(run.model, batch, trim=True)
+    assert [w.shape for w in trimmed] == [(heads, len(p.tgt) + 1, len(p.src) + 1) for p in pairs]
+    return weights
+
+
+print(
+    f"source words {[len(p.src) for p in examples]}, target words {[len(p.tgt) for p in examples]}"
+)
+weights = check_extraction(additive_run, examples)
+print("additive: (B, heads, T_t, T_s) =", weights.shape)
+b = 0  # the shortest sentence: its rows and columns past its own length are padding
+print(f"sentence {b}: real rows sum to", weights[b, 0, : len(examples[b].tgt) + 1].sum(-1).round(4))
+print(
+    f"sentence {b}: padding holds {np.count_nonzero(weights[b, 0, len(examples[b].tgt) + 1 :])}"
+    " non-zero weights"
+)
+
+# %% [markdown]
+# ## 6 注意力热力图 · Heatmaps
+#
+# `seq2seq.viz.plot_attention` draws one panel per head with the tokens on both axes and a fixed
+# 0–1 colour scale. The article sets matplotlib's font to SimHei, a Windows font that a Linux
+# machine usually lacks; matplotlib then falls back to DejaVu Sans, which has no Chinese glyphs,
+# and the labels come out as empty boxes. `viz` registers
+# the Noto Sans CJK collection that the `noto-cjk-sans-otc` dependency installs (nothing is
+# downloaded) and draws Latin text with DejaVu Sans and Chinese with Noto.
+
+# %%
+try:
+    font_manager.findfont("SimHei", fallback_to_default=False)
+    simhei = "installed"
+except ValueError:
+    simhei = "not installed"
+cjk_family = register_cjk_font()
+cjk_file = font_manager.findfont(cjk_family, fallback_to_default=False)
+print(f"SimHei on this machine: {simhei}; seq2seq.viz uses {cjk_family} ({Path(cjk_file).name})")
+chinese = "我爱中国昨天北京吃了苹果"
+dejavu = FT2Font(font_manager.findfont("DejaVu Sans", fallback_to_default=False))
+assert not any(dejavu.get_char_index(ord(ch)) for ch in chinese)  # matplotlib's default: none
+assert all(FT2Font(cjk_file).get_char_index(ord(ch)) for ch in chinese)  # Noto: every glyph
+
+# %% [markdown]
+# The running example through the trained additive model (`TrainedRun.translate`, what
+# `scripts/translate.py` runs). Each English word should attend to the Chinese word it
+# translates.
+
+# %%
+love = additive_run.translate(["我 爱 中国"])[0]
+print(" ".join(love.source), "→", love.text)
+display(
+    plot_attention(
+        love.weights,
+        love.source,
+        love.output,
+        show_values=True,
+        title="additive attention, trained in this notebook",
+    )
+)
+assert love.output == ["I", "love", "China"]
+peaks = love.weights[0].argmax(-1)[:3]  # the most attended source word of I, love, China
+assert peaks.tolist() == [0, 1, 2], peaks
+
+# %% [markdown]
+# A multi-head model (its heads as `conf/attention/multihead.yaml` sets them), trained like the
+# others; its heads side by side on a short sentence whose time and place phrases move behind
+# the object in English.
+
+# %%
+multihead_summary, multihead_run = train_variant("multihead", "model.decoder=luong")
+reordered = multihead_run.translate(["我 昨天 在 北京 吃 了 苹果"])[0]
+print(" ".join(reordered.source), "→", reordered.text)
+heads = reordered.weights.shape[0]
+display(
+    plot_attention(
+        reordered.weights,
+        reordered.source,
+        reordered.output,
+        title=f"multi-head attention, {heads} heads",
+    )
+)
+assert heads == multihead_run.model.attention.num_heads == 4
+print("its extraction: (B, heads, T_t, T_s) =", check_extraction(multihead_run, examples).shape)
+assert reordered.output == ["I", "ate", "apples", "in", "Beijing", "yesterday"]
+
+# %% [markdown]
+# A long test sentence with reordering: the longest one in the test split whose gold alignment
+# has crossing links and that the additive model translates exactly.
+
+# %%
+longest_bucket = [p for p in splits["test"] if len(p.src) > 20 and has_crossing(p.alignment)]
+outputs = additive_run.translate([" ".join(p.src) for p in longest_bucket])
+exact = [(p, o) for p, o in zip(longest_bucket, outputs, strict=True) if o.output == list(p.tgt)]
+print(
+    f"{len(exact)} of {len(longest_bucket)} test sentences of over 20 words with crossing links "
+    "are translated exactly"
+)
+assert exact
+pair, long_translation = max(exact, key=lambda item: len(item[0].src))
+print(f"{len(pair.src)} words:", " ".join(pair.src), "→", long_translation.text)
+display(
+    plot_attention(
+        long_translation.weights,
+        long_translation.source,
+        long_translation.output,
+        title="additive attention on a long sentence with reordering",
+    )
+)
+
+# %% [markdown]
+# ## 7 多头注意力在做什么 · What the heads and the weights really do
+#
+# The article says one head focuses and another looks at the neighbours. We can measure what
+# each trained head does on the whole test split, because the corpus records the gold
+# alignment of every pair: per head, the entropy of its attention rows (0 = all weight on one
+# word, higher = spread out), its AER against the gold links (0 = perfect; each English word
+# linked to its most attended source word), and the share of English words whose most attended
+# source word is the gold one, or one position beside it (the "neighbour").
+
+# %%
+test_for_heads = ParallelDataset(splits["test"], multihead_run.src_vocab, multihead_run.tgt_vocab)
+gold = gold_attention(multihead_run.model, test_for_heads, batch_size=256, device=CPU)
+aer_per_head = gold.scores()["aer_per_head"]
+row_sizes = [
+    len(src) + 1
+    for src, tgt in zip(gold.sources, gold.targets, strict=True)
+    for _ in range(len(tgt) + 1)
+]  # one entry per attention row: its source tokens
+uniform = float(np.mean(np.log(row_sizes)))  # the entropy of spreading each row evenly
+per_head = []
+for h in range(heads):
+    head_weights = [w[h] for w in gold.weights]
+    shares = alignment_report(head_weights, gold.sources, gold.targets, gold.possible)["shares"]
+    per_head.append(
+        {
+            "entropy": attention_entropy(head_weights),
+            "aer": aer_per_head[h],
+            "gold": shares["correct"],
+            "neighbour": shares["one_ahead"] + shares["one_behind"],
+            "eos": shares["on_eos"],
+        }
+    )
+print(f"{len(gold.weights)} test sentences; a uniform row would have entropy {uniform:.2f} nats")
+print(f"{'head':>5} {'entropy':>8} {'AER':>6} {'on gold':>8} {'1 off':>6} {'on <eos>':>9}")
+for h, row in enumerate(per_head, start=1):
+    entropy, aer, on_gold = row["entropy"], row["aer"], row["gold"]
+    print(
+        f"{h:>5} {entropy:>8.2f} {aer:>6.3f} {on_gold:>8.1%} {row['neighbour']:>6.1%} "
+        f"{row['eos']:>9.1%}"
+    )
+
+# %%
+entropies = [row["entropy"] for row in per_head]
+sharpest = int(np.argmin(entropies))
+most_neighbour = max(range(heads), key=lambda h: per_head[h]["neighbour"])
+on_gold = [row["gold"] for row in per_head]
+heads_alignment = multihead_summary.test.alignment
+print(
+    f"focus: the heads' entropies range from {min(entropies):.2f} to {max(entropies):.2f} nats; "
+    f"head {sharpest + 1} is the most focused"
+)
+print(
+    f"neighbours: in every head, {min(on_gold):.1%} to {max(on_gold):.1%} of the English words "
+    f"point at their gold source word; the head with the most links one word off (head "
+    f"{most_neighbour + 1}) has {per_head[most_neighbour]['neighbour']:.1%} of them there"
+)
+best_head, best_head_aer = heads_alignment.best_head, heads_alignment.aer_best_head
+print(
+    f"as an alignment: the heads' average scores AER {heads_alignment.aer:.3f}; the head picked "
+    f"on the validation split (head {best_head + 1}) scores {best_head_aer:.3f}"
+)
+assert max(entropies) > 1.5 * min(entropies)  # the heads differ in focus
+assert all(row["gold"] > 3 * row["neighbour"] for row in per_head)  # none points at neighbours
+assert heads_alignment.aer < min(aer_per_head)  # the average aligns better than any one head
+
+# %% [markdown]
+# So half of the article's picture holds here: the heads differ in how focused they are. The
+# other half does not: no head looks at the neighbours. Every head mostly points at the word
+# being translated, and a word one position away is the exception in all of them. As an
+# alignment, the average of the heads is better than any single head.
+
+# %% [markdown]
+# And attention as alignment in general, on the additive model: its AER and the package's
+# alignment error report (`seq2seq.evaluation.alignment_report`, also printed by
+# `scripts/evaluate.py`), which says *why* a link misses (one word ahead, one behind, on a
+# particle with no counterpart, ...) and compares the attention rows of right and wrong links.
+
+# %%
+alignment = additive_summary.test.alignment
+print(
+    f"additive: AER {alignment.aer:.3f} (sure links only {alignment.aer_sure_only:.3f}), "
+    f"mean entropy {alignment.attention_entropy:.2f} nats"
+)
+print("\n".join(format_report(alignment.alignment_report)))
+report = alignment.alignment_report
+assert sum(report["counts"].values()) == report["words"]
+assert report["explained_share"] > 0.8  # most misses are near misses, few are "elsewhere"
+assert report["entropy"]["wrong"] > report["entropy"]["right"]  # wrong rows are flatter ...
+assert report["peak_weight"]["wrong"] > 0.5  # ... but still have a clear peak
+
+# %% [markdown]
+# Most wrong links are near misses (a word ahead or behind, on a particle, on a nearby word's
+# source), and a wrong link's row is flatter than a right one's but still peaks clearly: a
+# bright cell in a heatmap is not proof that those two words translate each other.
+
+# %% [markdown]
+# Attention is trained to predict the next word, not to align. **Guided alignment**
+# (`train.alignment_weight=1.0`) adds a loss pulling each attention row toward the gold links.
+# Its effect, from the two 1,000-step runs at the default sizes in `docs/alignment.md` (read
+# from that page, not computed here):
+
+# %%
+alignment_doc = (REPO / "docs" / "alignment.md").read_text(encoding="utf-8")
+two_runs = {row["test split"]: row for row in markdown_table(alignment_doc, "| test split |")}
+GUIDED = next(column for column in two_runs["BLEU"] if column.startswith("guided"))
+for measure in ("BLEU", "AER (sure + possible)", "attention entropy (nats)", "correct links"):
+    row = two_runs[measure]
+    print(f"{measure:>26}: unguided {row['unguided']:>14}, guided {row[GUIDED]}")
+aer_row = two_runs["AER (sure + possible)"]
+assert mean_of(aer_row[GUIDED]) < mean_of(aer_row["unguided"])
+for label, figure in (("unguided", "alignment_plain.png"), ("guided", "alignment_guided.png")):
+    print(f"{label} (docs/{figure}):")
+    display(Image(filename=str(REPO / "docs" / figure), width=480))
+
+# %% [markdown]
+# ## 8 动手试试 · Your turn
+#
+# Translate your own sentence with the additive model trained above. Unsegmented Chinese is
+# split into the words the model knows (`TrainedRun.tokenize`, longest match first); a word it
+# never saw becomes `<unk>`, with a warning.
+
+# %%
+segmented = additive_run.tokenize("我昨天在北京吃了苹果")
+print(segmented)
+assert segmented == ["我", "昨天", "在", "北京", "吃", "了", "苹果"]
+
+# %%
+SENTENCE = "我昨天在北京吃了苹果"  # change me
+yours = additive_run.translate([SENTENCE])[0]
+print(" ".join(yours.source), "→", yours.text)
+display(plot_attention(yours.weights, yours.source, yours.output, title="your sentence"))
+
+# %% [markdown]
+# Where to go next:
+#
+# * **The scripts**: `python scripts/train.py` trains the default model (`attention=dot`,
+#   `attention=multihead`, `train.alignment_weight=1.0`, ...), `python scripts/translate.py RUN
+#   "我 爱 中国" --heatmap love.png` translates with a heatmap, `python scripts/evaluate.py RUN`
+#   prints every metric with the alignment error report.
+# * **TensorBoard**: `tensorboard --logdir outputs` shows the loss, BLEU and one heatmap per
+#   sample sentence at every validation: drag the step slider to watch the weights sharpen into
+#   the alignment. For this notebook's own runs, point `--logdir` at its `RUNS` folder (set
+#   `RUNS_DIR` at the top to keep them after the kernel stops).
+# * **The comparison sweep**: `python scripts/train.py -m +experiment=compare`, then
+#   `python scripts/compare.py multirun/<time>`: the README's results table and figures.
+# * **Real sentences**: `python scripts/train.py data=tatoeba` trains on the Tatoeba
+#   English–Mandarin pairs shipped in `data/tatoeba/` (see `docs/tatoeba.md`).
