@@ -1,5 +1,6 @@
-"""The benchmark run (seq2seq.analysis.bench.run): options, tiny overrides, and a tiny
-end-to-end run through the real CLI that must write every field of bench.json."""
+"""The benchmark run (seq2seq.analysis.bench.run): options, tiny overrides, a tiny end-to-end
+run through the real CLI that must write every field of bench.json, and the time to target
+through the real ``scripts/train.py`` (not reached; stopped by the budget on 2 processes)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import pytest
 import torch
 
 from seq2seq.analysis.bench import BenchOptions, processes, tiny_overrides
-from seq2seq.analysis.bench.measure import time_to_target, wall_budget
+from seq2seq.analysis.bench.flops import train_flops
+from seq2seq.analysis.bench.measure import batch_shape, time_to_target
+from seq2seq.analysis.bench.run import format_time_to_target
 from seq2seq.model.attention import ATTENTION_TYPES
-from seq2seq.training.state import TrainState
 from tests.helpers.runs import run_script
 
 
@@ -23,6 +25,12 @@ def test_tiny_overrides_leave_a_user_chosen_corpus_alone(tmp_path: Path) -> None
     assert mine[-2:] == ["data=tsv", "data.dir=x"]
     synthetic = tiny_overrides(["model.hidden_size=8"], tmp_path)
     assert f"data.dir={tmp_path}" in synthetic and synthetic[-1] == "model.hidden_size=8"
+
+
+def test_tiny_overrides_train_on_one_process_unless_the_user_chose() -> None:
+    assert "train.processes=1" in tiny_overrides([], Path("corpus"))
+    chosen = tiny_overrides(["train.processes=2"], Path("corpus"))
+    assert [o for o in chosen if o.startswith("train.processes")] == ["train.processes=2"]
 
 
 def test_options_fill_mode_defaults_under_given_values() -> None:
@@ -57,6 +65,44 @@ BENCH_FIELDS = {
     "bench_wall_seconds",
     "processes",
     "processes_skipped",
+}
+
+
+TIME_TO_99_FIELDS = {
+    "target",
+    "seconds",
+    "step",
+    "flops",
+    "flops_spent",
+    "reached",
+    "best_exact_match",
+    "steps_run",
+    "train_seconds_used",
+    "wall_seconds_used",
+    "budget_s",
+    "wall_limit_s",
+    "stopped_by_budget",
+    "eval_every",
+    "attention",
+    "train_processes",
+    "processes",
+    "read_from",
+    "command",
+    "model",
+    "curve",
+}
+CURVE_FIELDS = {"step", "train_seconds", "flops", "valid_exact_match"}
+DECODING_FIELDS = {
+    "sentences",
+    "batch_size",
+    "beam_size",
+    "greedy_sentences_per_s",
+    "greedy_seconds",
+    "greedy_mean_output_words",
+    "beam_sentences_per_s",
+    "beam_seconds",
+    "beam_mean_output_words",
+    "model_exact_match",
 }
 
 
@@ -128,34 +174,62 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
     assert _positive(decoding["beam_sentences_per_s"])
     assert decoding["beam_size"] == 5 and decoding["sentences"] == 60
 
-    assert "time_to_99_s" in bench
-    assert bench["time_to_99_s"] is None or _positive(bench["time_to_99_s"])
-    assert bench["time_to_99"]["reached"] == (bench["time_to_99_s"] is not None)
+    assert set(decoding) == DECODING_FIELDS
+    t = bench["time_to_99"]
+    assert set(t) == TIME_TO_99_FIELDS
     # Tiny mode's target is 0, reached at the first validation: every FLOP figure is there.
-    assert bench["time_to_99"]["reached"]
-    assert isinstance(bench["flops_to_99"], int) and _positive(bench["flops_to_99"])
-    assert bench["flops_to_99"] == bench["time_to_99"]["flops"]
-    assert bench["flops_spent"] == bench["time_to_99"]["flops_spent"] >= bench["flops_to_99"]
+    assert t["reached"] and t["target"] == 0.0 and not t["stopped_by_budget"]
+    assert _positive(bench["time_to_99_s"]) and bench["time_to_99_s"] == t["seconds"]
     assert bench["time_to_99_gflop"] == pytest.approx(
         bench["time_to_99_s"] * bench["gemm_gflops_per_core"]
     )
-    assert 0 <= bench["time_to_99"]["best_exact_match"] <= 1
-    curve = bench["time_to_99"]["curve"]
-    assert curve and curve[-1]["step"] == bench["time_to_99"]["steps_run"]
-    assert max(p["valid_exact_match"] for p in curve) == bench["time_to_99"]["best_exact_match"]
+    # The default launch's run, as a subprocess: tiny mode trains on one process.
+    assert t["processes"] == 1 and t["train_processes"] == "1" and t["read_from"] == "metrics.json"
+    assert t["command"][1].endswith("train.py") and "train.processes=1" in t["command"]
+    assert {"train.stop_at_exact_match=0.0", "train.patience=0"} <= set(t["command"])
+    assert t["step"] == t["eval_every"] == 5 == t["steps_run"]  # stopped at the first validation
+    assert t["budget_s"] == 60.0 == t["wall_limit_s"]
+    assert t["seconds"] == pytest.approx(t["train_seconds_used"], abs=0.01)  # 2 decimals kept
+    assert t["train_seconds_used"] < t["wall_seconds_used"]
+    assert isinstance(bench["flops_to_99"], int) and _positive(bench["flops_to_99"])
+    assert bench["flops_to_99"] == t["flops"] and bench["flops_spent"] == t["flops_spent"]
+    assert bench["flops_spent"] >= bench["flops_to_99"]
+    # The curve: every validation, each with the FLOPs through its step.
+    curve = t["curve"]
+    assert curve and all(set(p) == CURVE_FIELDS for p in curve)
+    assert curve[-1]["step"] == t["steps_run"] and curve[-1]["flops"] == t["flops_spent"]
+    at_target = next(p for p in curve if p["valid_exact_match"] >= t["target"])
+    assert (at_target["step"], at_target["flops"]) == (t["step"], t["flops"])
+    assert at_target["train_seconds"] == t["seconds"]
+    steps = [p["step"] for p in curve]
+    assert steps == sorted(steps) and [p["flops"] for p in curve] == sorted(
+        p["flops"] for p in curve
+    )
+    assert 0 <= t["best_exact_match"] <= 1
+    assert max(p["valid_exact_match"] for p in curve) == t["best_exact_match"]
+    # Decoding ran best.pt of the run (the only validation: step 5).
+    assert t["model"] == {
+        "checkpoint": "best.pt",
+        "step": 5,
+        "valid_exact_match": curve[0]["valid_exact_match"],
+    }
+    assert decoding["model_exact_match"] == t["model"]["valid_exact_match"]
+    assert "time to 0% valid exact match (additive, 1 process): " in result.stdout
+    assert "s of training (step 5, " in result.stdout and "GFLOP by the benchmark's count" in (
+        result.stdout
+    )
+    assert "the run's best.pt of step 5" in result.stdout
 
-    processes = bench["processes"]  # this machine has 2 cores
+    processes_ = bench["processes"]  # this machine has 2 cores
     assert bench["processes_skipped"] is None
-    assert set(processes) == {"1", "2", "speedup"}
-    assert set(processes["1"]) == {"tokens_per_s", "steps", "wall_s"}
-    assert set(processes["2"]) == {"tokens_per_s", "steps", "wall_s", "time_to_99_s", "time_to_99"}
-    for entry in (processes["1"], processes["2"]):
+    assert set(processes_) == {"1", "2", "speedup"}
+    for entry in (processes_["1"], processes_["2"]):
+        assert set(entry) == {"tokens_per_s", "steps", "wall_s"}
         assert _positive(entry["tokens_per_s"]) and _positive(entry["wall_s"])
         assert isinstance(entry["steps"], int) and entry["steps"] == 8  # tiny --ddp-steps
-    assert processes["2"]["time_to_99_s"] is None is processes["2"]["time_to_99"]  # off
-    assert _positive(processes["speedup"])
-    assert processes["speedup"] == pytest.approx(
-        processes["2"]["tokens_per_s"] / processes["1"]["tokens_per_s"]
+    assert _positive(processes_["speedup"])
+    assert processes_["speedup"] == pytest.approx(
+        processes_["2"]["tokens_per_s"] / processes_["1"]["tokens_per_s"]
     )
     assert "processes (DDP, 8 steps): 1 →" in result.stdout
 
@@ -164,29 +238,42 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
     assert machine["device"] == "cpu" and machine["torch_threads"] == 1
 
 
+SMALL = [
+    "device=cpu",
+    "train.num_threads=1",
+    "model.embed_size=8",
+    "model.hidden_size=8",
+    "train.batch_size=8",
+]
+
+
 def test_time_to_target_not_reached_still_counts_the_flops_spent(
     tmp_path: Path, toy_corpus: Path
 ) -> None:
-    """Two steps (``train.max_steps``) leave the model far from exact match 1."""
+    """Two steps (``train.max_steps``) leave the model far from exact match 1: no time and
+    no FLOPs to the target, but the FLOPs of both steps spent, counted from the sampler."""
     overrides = [
         "data=tsv",
         f"data.dir={toy_corpus}",
-        "device=cpu",
-        "train.num_threads=1",
-        "model.embed_size=8",
-        "model.hidden_size=8",
-        "train.batch_size=8",
+        *SMALL,
         "train.max_steps=2",
+        "train.processes=1",
     ]
-    result, _ = time_to_target(overrides, tmp_path, target=1.0, budget_s=600.0)
-    assert not result["reached"] and result["seconds"] is None and result["flops"] is None
-    assert result["steps_run"] == 2
-    assert isinstance(result["flops_spent"], int) and result["flops_spent"] > 0
-
-
-def test_wall_budget_holds_once_its_time_has_passed() -> None:
-    assert wall_budget(0.0)(TrainState())
-    assert not wall_budget(3600.0)(TrainState())
+    result, trainer = time_to_target(overrides, tmp_path, target=1.0, budget_s=600.0)
+    assert not result["reached"] and result["seconds"] is None and result["step"] is None
+    assert result["flops"] is None and not result["stopped_by_budget"]
+    assert result["steps_run"] == 2 and result["processes"] == 1
+    assert result["read_from"] == "metrics.json"
+    trainer.sampler.set_epoch(0)
+    batches = trainer.sampler.batches()[:2]  # the run's first two steps
+    spent = sum(train_flops(trainer.spec, batch_shape(trainer.train_set, b)) for b in batches)
+    assert isinstance(result["flops_spent"], int) and result["flops_spent"] == spent > 0
+    assert [p["step"] for p in result["curve"]] == [2]  # the final validation
+    assert result["curve"][0]["flops"] == spent
+    assert result["model"]["checkpoint"] == "best.pt" and result["model"]["step"] == 2
+    line = format_time_to_target(result, None)
+    assert line.startswith("time to 100% valid exact match (additive, 1 process): not reached;")
+    assert "(2 steps, " in line and "GFLOP by the benchmark's count), best " in line
 
 
 def test_processes_are_skipped_with_one_core(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -196,23 +283,35 @@ def test_processes_are_skipped_with_one_core(monkeypatch: pytest.MonkeyPatch) ->
     assert processes.format_processes(None, reason) == [f"processes: skipped ({reason})"]
 
 
-def test_two_process_time_to_target_stops_at_the_budget(
-    tmp_path: Path, toy_corpus: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_run_that_saved_nothing_reports_the_planned_processes(tmp_path: Path) -> None:
+    source, state, ran = processes.read_run(tmp_path, planned=3)
+    assert (source, state.step, state.history, ran) == (None, 0, [], 3)
+
+
+BUDGET_S = 10.0  # of training, from the run's first step (its start is not counted)
+
+
+def test_time_to_target_on_two_processes_stops_at_the_budget(
+    tmp_path: Path, toy_corpus: Path
 ) -> None:
-    """Past the budget the launcher gets SIGTERM; the result says not reached, no error."""
-    monkeypatch.setattr(processes, "START_ALLOWANCE_S", 0.0)
+    """``train.processes=2``: past the budget the launching train.py gets SIGTERM, the two
+    workers stop after a step and rank 0 saves last.pt, from which the history, the steps
+    and the process count (its two RNG streams) are read; not reached, no error."""
     overrides = [
         "data=tsv",
         f"data.dir={toy_corpus}",
-        "device=cpu",
-        "model.embed_size=8",
-        "model.hidden_size=8",
-        "train.batch_size=8",
+        *SMALL,
         "train.eval_every=2",
         "train.max_steps=100000",
+        "train.processes=2",
     ]
-    result = processes.time_to_target(2, overrides, 1.0, 15.0, tmp_path / "run")
+    result, _ = time_to_target(overrides, tmp_path, 1.0, BUDGET_S)
     assert not result["reached"] and result["seconds"] is None and result["step"] is None
-    assert 15.0 <= result["wall_seconds_used"] < 15.0 + processes.STOP_GRACE_S
-    assert 0 <= result["best_exact_match"] <= 1
+    limit = BUDGET_S
+    assert result["stopped_by_budget"] and result["wall_limit_s"] == limit
+    limit_with_start = limit + processes.START_LIMIT_S
+    assert limit <= result["wall_seconds_used"] < limit_with_start + processes.STOP_GRACE_S
     assert (tmp_path / "run" / "checkpoints" / "last.pt").exists()  # stopped, not killed
+    assert result["read_from"] == "last.pt" and result["processes"] == 2
+    assert result["steps_run"] >= 2 and result["flops_spent"] > 0
+    assert 0 <= result["best_exact_match"] <= 1

@@ -3,6 +3,7 @@ its cross-check against PyTorch's FlopCounterMode on real training steps."""
 
 from __future__ import annotations
 
+from itertools import accumulate
 from pathlib import Path
 
 import pytest
@@ -17,12 +18,13 @@ from seq2seq.analysis.bench.flops import (
 from seq2seq.analysis.bench.measure import (
     batch_shape,
     check_flop_count,
-    tally_step_flops,
     trainer_contestant,
+    training_flops,
 )
 from seq2seq.config.compose import load_config
 from seq2seq.evaluation.scoring import sequence_loss
 from seq2seq.model import ModelSpec, Seq2Seq
+from seq2seq.training.distributed import NullLogger
 from seq2seq.training.trainer import Trainer
 from tests.helpers.models import same_model
 
@@ -128,11 +130,36 @@ def test_flop_counter_mode_sees_the_fused_recurrence(default_trainer: Trainer) -
     assert counts["fused"] == pytest.approx(counts["value_gates"], rel=0.01)
 
 
-def test_step_flops_tally_sums_the_count_of_each_batch(default_trainer: Trainer) -> None:
-    batches = default_trainer.sampler.batches()[:2]
-    shapes = [batch_shape(default_trainer.train_set, b) for b in batches]
-    totals = tally_step_flops(default_trainer)
-    for indices in batches:
-        default_trainer.train_step(indices)
-    first = train_flops(default_trainer.spec, shapes[0])
-    assert totals == [first, first + train_flops(default_trainer.spec, shapes[1])]
+def test_flops_from_the_sampler_order_equal_a_tally_of_the_steps_fit_ran(
+    tmp_path: Path, toy_corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The time-to-99 FLOPs are counted without running a step (``training_flops``: the
+    batches ``fit`` draws, epoch by epoch); they equal ``train_flops`` tallied over the batches
+    a real ``fit`` handed to ``train_step``, across an epoch boundary."""
+    overrides = [
+        "data=tsv",
+        f"data.dir={toy_corpus}",
+        "device=cpu",
+        "train.num_threads=1",
+        "model.embed_size=8",
+        "model.hidden_size=8",
+        "train.batch_size=64",
+        "train.max_steps=12",
+        "train.eval_every=100",
+    ]
+    trainer = Trainer(load_config(overrides), tmp_path / "trained")
+    assert len(trainer.sampler) < 12  # the steps cross into the second epoch
+    tally: list[int] = []
+    step = trainer.train_step
+
+    def counted(indices: list[int]) -> object:
+        shape = batch_shape(trainer.train_set, indices)
+        tally.append(train_flops(trainer.spec, shape))
+        return step(indices)
+
+    monkeypatch.setattr(trainer, "train_step", counted)
+    trainer.fit(NullLogger())
+    assert len(tally) == trainer.state.step == 12
+    fresh = Trainer(load_config(overrides), tmp_path / "counted")  # never trained
+    assert training_flops(fresh, 12) == list(accumulate(tally))
+    assert training_flops(fresh, 0) == []

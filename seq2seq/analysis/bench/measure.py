@@ -1,7 +1,8 @@
 """The measurements: training throughput of contestants taking turns, the machine's fp32 GEMM
 rate (at the trainer's thread count and on one core), the FLOP count's cross-check, batched
-greedy/beam decoding speed, wall time and FLOPs to a valid exact match target with the real
-training loop, and peak memory. Each times only what it names (GPU work is synchronized)."""
+greedy/beam decoding speed, wall time and FLOPs to a valid exact match target of the default
+``scripts/train.py`` launch, and peak memory. Each times only what it names (GPU work is
+synchronized)."""
 
 from __future__ import annotations
 
@@ -18,14 +19,17 @@ from typing import Any
 import torch
 
 from seq2seq.analysis.bench.flops import BatchShape, flop_counter_total, train_flops
+from seq2seq.analysis.bench.processes import train_within
 from seq2seq.analysis.bench.reference import TutorialTrainer
 from seq2seq.config.compose import load_config
-from seq2seq.data.batching import ParallelDataset
+from seq2seq.data.batching import BucketBatchSampler, ParallelDataset
 from seq2seq.evaluation.scoring import translate_dataset
 from seq2seq.model import ModelSpec
+from seq2seq.model.checkpoint import load_checkpoint
 from seq2seq.runtime import set_threads
+from seq2seq.training.checkpointing import BEST, LAST
+from seq2seq.training.launch import planned_processes
 from seq2seq.training.state import TrainState
-from seq2seq.training.tblog import RunLogger
 from seq2seq.training.trainer import Trainer
 
 Progress = Callable[[str], None]
@@ -85,6 +89,16 @@ def batch_shape(dataset: ParallelDataset, indices: Sequence[int]) -> BatchShape:
     return BatchShape(len(indices), max(src), max(tgt), sum(src))
 
 
+def training_batches(sampler: BucketBatchSampler) -> Iterator[list[int]]:
+    """The global batches of update steps 1, 2, ... in the order :meth:`Trainer.fit` draws
+    them: every batch of epoch 0, then of epoch 1, ... (moves ``sampler``'s epoch)."""
+    epoch = 0
+    while True:
+        sampler.set_epoch(epoch)
+        yield from sampler.batches()
+        epoch += 1
+
+
 def trainer_contestant(name: str, trainer: Trainer) -> Contestant:
     """The real trainer: ``Trainer.train_step`` over its own bucketed sampler's batches."""
 
@@ -94,14 +108,7 @@ def trainer_contestant(name: str, trainer: Trainer) -> Contestant:
     def shape(indices: Sequence[int]) -> BatchShape:
         return batch_shape(trainer.train_set, indices)
 
-    def batches() -> Iterator[list[int]]:
-        epoch = 0
-        while True:
-            trainer.sampler.set_epoch(epoch)
-            yield from trainer.sampler.batches()
-            epoch += 1
-
-    return Contestant(name, trainer.spec, step, shape, batches())
+    return Contestant(name, trainer.spec, step, shape, training_batches(trainer.sampler))
 
 
 def reference_contestant(reference: TutorialTrainer, seed: int) -> Contestant:
@@ -282,83 +289,95 @@ def measure_decoding(trainer: Trainer, beam_size: int) -> dict[str, Any]:
     return result
 
 
-def wall_budget(budget_s: float) -> Callable[[TrainState], bool]:
-    """A stop condition for :meth:`Trainer.fit` that holds once ``budget_s`` of wall time
-    passed from now (``fit`` then validates a last time, as it does whenever it ends)."""
-    deadline = time.perf_counter() + budget_s
-    return lambda _state: time.perf_counter() >= deadline
-
-
-def tally_step_flops(trainer: Trainer) -> list[int]:
-    """Make ``trainer.train_step`` count: the returned list gets, after each call, the
-    training FLOPs (:func:`.flops.train_flops` of the batch's shape) spent by all calls so
-    far, so entry ``s - 1`` is the FLOPs spent until update step ``s``."""
+def training_flops(trainer: Trainer, steps: int) -> list[int]:
+    """Training FLOPs (:func:`.flops.train_flops` of each global batch's shape) spent by
+    update steps 1..s, for s = 1..``steps``: entry ``s - 1``. The batches are those
+    :meth:`Trainer.fit` draws from ``trainer.sampler``, epoch by epoch (the order depends only
+    on the seed and the corpus, and is the same on 1 or N processes), so no step needs to run.
+    Under DDP each process pads its share of a batch to its own longest pair, so the count is
+    of the global batch as one process runs it."""
     totals: list[int] = []
-    step = trainer.train_step
-
-    def counted(indices: list[int]) -> Any:
-        shape = batch_shape(trainer.train_set, indices)
-        result = step(indices)
+    batches = training_batches(trainer.sampler)
+    for _ in range(steps):
+        shape = batch_shape(trainer.train_set, next(batches))
         totals.append((totals[-1] if totals else 0) + train_flops(trainer.spec, shape))
-        return result
-
-    trainer.train_step = counted  # type: ignore[method-assign]
     return totals
 
 
-def _flops_until(flops_after: list[int], step: int) -> int:
-    """FLOPs spent by update steps 1..``step`` (0 before the first)."""
-    return flops_after[step - 1] if step > 0 else 0
-
-
 def time_to_target(
-    overrides: Sequence[str], run_dir: Path, target: float, budget_s: float
+    overrides: Sequence[str], work_dir: Path, target: float, budget_s: float
 ) -> tuple[dict[str, Any], Trainer]:
-    """Train the configured model with the real loop until valid exact match reaches
-    ``target`` or ``budget_s`` of wall time passed; returns the result and the trainer.
+    """Train the configured run as ``python scripts/train.py`` does by default (its
+    ``train.processes``; see :func:`.processes.train_within`) until valid exact match reaches
+    ``target`` or the wall budget is spent; returns the result and a Trainer of the same
+    config in this process, never trained, holding the run's ``best.pt`` weights (else
+    ``last.pt``'s; the initial ones if it saved neither; ``model`` in the result says which).
 
-    The run keeps the config's step or epoch limit, because the learning-rate schedule is
-    planned over it; only early stopping on stalled BLEU is turned off. ``seconds`` is the
-    trainer's ``train_seconds`` (update steps only, validation excluded) at the first
-    validation that reached the target, or None if none did; ``flops`` is the training FLOPs
-    (the benchmark's count) of the update steps until then, or None, and ``flops_spent`` those
-    of every step the run took.
+    Only early stopping on stalled BLEU is turned off (``train.patience=0``); the step or epoch
+    limit is kept, because the learning-rate schedule is planned over it. ``seconds`` is rank
+    0's ``train_seconds`` (update steps only, validation excluded) at the first validation
+    that reached the target, or None if none did; ``flops`` is the training FLOPs (the
+    benchmark's count, :func:`training_flops`) of the update steps until then, or None, and
+    ``flops_spent`` those of every step the run took.
     """
-    cfg = load_config([*overrides, f"train.stop_at_exact_match={target}", "train.patience=0"])
-    trainer = Trainer(cfg, run_dir)
-    flops_after = tally_step_flops(trainer)
-    logger = RunLogger(run_dir / "tb")
-    start = time.perf_counter()
-    try:
-        trainer.fit(logger, should_stop=wall_budget(budget_s))
-    finally:
-        logger.close()
-    history = trainer.state.history
-    reached = next((h for h in history if h.valid_exact_match >= target), None)
+    run_overrides = [*overrides, f"train.stop_at_exact_match={target}", "train.patience=0"]
+    cfg = load_config(run_overrides)
+    planned = planned_processes(cfg, multirun=False)
+    run = train_within(run_overrides, budget_s, work_dir / "run", planned)
+    trainer = Trainer(cfg, work_dir / "count")
+    totals = training_flops(trainer, run.steps)
+    model = load_trained_weights(trainer, work_dir / "run" / "checkpoints")
+    reached = next((h for h in run.history if h.valid_exact_match >= target), None)
     result = {
         "target": target,
         "seconds": reached.train_seconds if reached else None,
         "step": reached.step if reached else None,
-        "flops": _flops_until(flops_after, reached.step) if reached else None,
-        "flops_spent": flops_after[-1] if flops_after else 0,
+        "flops": totals[reached.step - 1] if reached else None,
+        "flops_spent": totals[-1] if totals else 0,
         "reached": reached is not None,
-        "best_exact_match": max((h.valid_exact_match for h in history), default=0.0),
-        "steps_run": trainer.state.step,
-        "train_seconds_used": trainer.state.train_seconds,
-        "wall_seconds_used": time.perf_counter() - start,
+        "best_exact_match": max((h.valid_exact_match for h in run.history), default=0.0),
+        "steps_run": run.steps,
+        "train_seconds_used": run.train_seconds,
+        "wall_seconds_used": run.wall_seconds,
         "budget_s": budget_s,
+        "wall_limit_s": run.wall_limit_s,
+        "stopped_by_budget": run.stopped_by_budget,
         "eval_every": cfg.train.eval_every,
         "attention": cfg.attention.type,
+        "train_processes": str(cfg.train.processes),
+        "processes": run.processes,
+        "read_from": run.source,
+        "command": run.command,
+        "model": model,
         "curve": [  # every validation: where the run stood
             {
                 "step": h.step,
                 "train_seconds": h.train_seconds,
+                "flops": totals[h.step - 1] if h.step else 0,
                 "valid_exact_match": h.valid_exact_match,
             }
-            for h in history
+            for h in run.history
         ],
     }
     return result, trainer
+
+
+def load_trained_weights(trainer: Trainer, checkpoints: Path) -> dict[str, Any]:
+    """Put the weights of ``checkpoints/best.pt`` (else ``last.pt``) into ``trainer.model``;
+    returns which checkpoint, its step and that step's valid exact match (``checkpoint`` None:
+    neither file, the model keeps its initial weights)."""
+    for name in (BEST, LAST):
+        if (checkpoints / name).exists():
+            saved = load_checkpoint(checkpoints / name, trainer.device)
+            trainer.model.load_state_dict(saved.model)
+            state = TrainState.from_dict(saved.state)
+            record = next((h for h in state.history if h.step == state.step), None)
+            return {
+                "checkpoint": name,
+                "step": state.step,
+                "valid_exact_match": record.valid_exact_match if record else None,
+            }
+    return {"checkpoint": None, "step": 0, "valid_exact_match": None}
 
 
 def peak_memory(device: torch.device) -> dict[str, Any]:

@@ -1,6 +1,17 @@
-"""Scale-out: one training run on 1 and on 2 processes (DDP), side by side.
+"""Training as subprocesses through the real entry point: the run a user gets by default,
+trained to a valid exact match target, and one run on 1 and on 2 processes side by side.
 
-Both runs are real subprocesses through the real entry point, ``python -m torch.distributed.run
+**To the target** (:func:`train_within`): ``python scripts/train.py overrides...
+train.stop_at_exact_match=<target> train.patience=0`` exactly as a user types it, so its
+``train.processes`` (auto by default: one DDP process per core, see
+:mod:`seq2seq.training.launch`) decides how many processes train. The config's step or epoch
+limit is kept (the learning-rate schedule is planned over it). The command gets the wall
+budget, counted from its first TensorBoard event (after the imports, the corpus and the
+launcher: :data:`START_LIMIT_S` at most); past that it
+gets SIGTERM: the processes stop together after a step and rank 0 saves ``last.pt``. What the
+run did is read back from ``metrics.json``, else from ``last.pt`` (:func:`read_run`).
+
+**1 vs 2 processes** (:func:`measure_processes`): ``python -m torch.distributed.run
 --standalone --nproc-per-node=N scripts/train.py`` (``sys.executable -m`` so no ``torchrun``
 needs to be on PATH; the 1-process run goes through the same launcher so both pay the same
 start-up), with ``train.num_threads=1`` (one core per process) and a fixed ``train.max_steps``.
@@ -14,13 +25,6 @@ a burst from another process on this shared machine moves less than the mean. Co
 over ``train_seconds`` instead would include that first window. ``wall_s`` is the whole
 subprocess (start, corpus loading, training, the final validation and test) and so tells what
 the launch costs, not the training speed.
-
-With ``time_to_target`` the 2-process run is also trained with
-``train.stop_at_exact_match=<target>`` (patience off, the config's step/epoch limit kept, as
-for the 1-process time-to-99) within the same wall budget (plus ``START_ALLOWANCE_S`` for the
-launch, since the 1-process budget starts at its first step); past it the launcher gets SIGTERM,
-the ranks stop together after a step and rank 0 saves ``last.pt``, whose history is read.
-``time_to_99_s`` is the ``train_seconds`` of the first validation at or above the target.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -41,12 +46,18 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from seq2seq.errors import UserError
+from seq2seq.evaluation.summary import METRICS_FILE, RunSummary, ValidationRecord
 from seq2seq.model.checkpoint import load_checkpoint
+from seq2seq.training.checkpointing import LAST
+from seq2seq.training.launch import SHUTDOWN_TIMEOUT_S
+from seq2seq.training.state import TrainState
 
 THROUGHPUT_TAG = "throughput/tgt_tokens_per_s"
 WINDOWS = 8  # throughput windows per run: log_every = steps // WINDOWS
-STOP_GRACE_S = 120.0  # after SIGTERM: time for the ranks to finish a step and save
-START_ALLOWANCE_S = 30.0  # launcher, imports, corpus: the 1-process budget starts at step 1
+# After SIGTERM: the launcher's own wait for its workers to finish a step and save, and more.
+STOP_GRACE_S = SHUTDOWN_TIMEOUT_S + 30.0
+START_LIMIT_S = 300.0  # at most this long to start (imports, corpus, launcher): the budget
+#  counts from the run's first TensorBoard event, so a loaded machine's slow start costs none
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -78,17 +89,29 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(path), "PYTHONUNBUFFERED": "1"}
 
 
-def _run(command: list[str], limit_s: float, graceful: bool) -> tuple[int | None, str, float]:
-    """Run ``command`` for at most ``limit_s``; then, if ``graceful``, ask it to stop (SIGTERM
-    to the launcher, which passes it to the ranks), else kill it. Returns the exit code (None
-    when it was stopped gracefully), stderr and wall seconds."""
-    started = time.perf_counter()
+def _run(
+    command: list[str],
+    limit_s: float,
+    graceful: bool,
+    started: Callable[[], bool] | None = None,
+) -> tuple[int | None, str, float]:
+    """Run ``command`` for at most ``limit_s`` — counted from when ``started()`` first holds
+    (polled; at most :data:`START_LIMIT_S` later), or from the launch without it; then, if
+    ``graceful``, ask it to stop (SIGTERM to the launcher, which passes it to the ranks), else
+    kill it. Returns the exit code (None when it was stopped gracefully), stderr and wall
+    seconds."""
+    launched = time.perf_counter()
     with tempfile.TemporaryFile("w+", encoding="utf-8") as err:
         proc = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=_env()
         )
+        if started is not None:
+            start_by = launched + START_LIMIT_S
+            while proc.poll() is None and not started() and time.perf_counter() < start_by:
+                time.sleep(0.2)
+        begun = time.perf_counter()
         try:
-            proc.wait(timeout=limit_s)
+            proc.wait(timeout=max(0.0, limit_s - (begun - launched if started is None else 0)))
             code: int | None = proc.returncode
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGTERM if graceful else signal.SIGKILL)
@@ -99,7 +122,7 @@ def _run(command: list[str], limit_s: float, graceful: bool) -> tuple[int | None
                 proc.wait()
             code = None if graceful else proc.returncode
         err.seek(0)
-        return code, err.read(), time.perf_counter() - started
+        return code, err.read(), time.perf_counter() - launched
 
 
 def _failed(processes: int, code: int | None, stderr: str, command: list[str]) -> UserError:
@@ -147,64 +170,83 @@ def measure_throughput(
     }
 
 
-def _history(run_dir: Path) -> list[dict[str, Any]]:
-    """Validation records: metrics.json's, else (stopped at the budget) those in last.pt."""
-    metrics = run_dir / "metrics.json"
+@dataclass(frozen=True)
+class Trained:
+    """What one ``scripts/train.py`` subprocess did, read back from its run folder: from
+    ``metrics.json`` when the run finished, else from ``checkpoints/last.pt`` (saved at every
+    validation and when a signal stopped it), else nothing (stopped before either)."""
+
+    command: list[str]
+    wall_seconds: float  # the whole subprocess: start, corpus, training, validation, test
+    wall_limit_s: float  # when it gets SIGTERM: the budget, from its first TensorBoard event
+    stopped_by_budget: bool  # got SIGTERM at the wall limit
+    source: str | None  # "metrics.json", "last.pt" or None
+    history: list[ValidationRecord]  # every validation, in order
+    steps: int  # update steps run
+    train_seconds: float  # rank 0's time in update steps, validation excluded
+    processes: int  # DDP processes that trained it
+
+
+def read_run(run_dir: Path, planned: int) -> tuple[str | None, TrainState, int]:
+    """Where a run in ``run_dir`` stands and how many processes trained it: ``metrics.json``'s
+    history and ``distributed.world_size``; else ``last.pt``'s state and the count of its
+    per-rank RNG streams (one process keeps no list); else an empty state and ``planned``."""
+    metrics = run_dir / METRICS_FILE
     if metrics.exists():
-        return json.loads(metrics.read_text(encoding="utf-8"))["history"]
-    last = run_dir / "checkpoints" / "last.pt"
-    return load_checkpoint(last).state.get("history", []) if last.exists() else []
+        summary = RunSummary.load(metrics)
+        state = TrainState(
+            step=summary.steps or 0,
+            train_seconds=summary.train_seconds,
+            history=list(summary.history),
+        )
+        ran = summary.distributed.world_size if summary.distributed else planned
+        return METRICS_FILE, state, ran
+    last = run_dir / "checkpoints" / LAST
+    if last.exists():
+        saved = load_checkpoint(last)
+        ranks = saved.rng.get("ranks")  # see seq2seq.training.checkpointing.rng_record
+        return LAST, TrainState.from_dict(saved.state), 1 if ranks is None else len(ranks)
+    return None, TrainState(), planned
 
 
-def time_to_target(
-    processes: int, overrides: Sequence[str], target: float, budget_s: float, run_dir: Path
-) -> dict[str, Any]:
-    """Train on ``processes`` processes until valid exact match reaches ``target`` or
-    ``budget_s`` of wall time passed; ``seconds`` is None when no validation reached it."""
-    command = launch_command(
-        processes,
-        [
-            *overrides,
-            "train.num_threads=1",
-            f"train.stop_at_exact_match={target}",
-            "train.patience=0",
-            f"hydra.run.dir={run_dir}",
-        ],
+def train_command(overrides: Sequence[str]) -> list[str]:
+    """``python scripts/train.py overrides...``: the command a user runs, with its default
+    launch (``train.processes``)."""
+    return [sys.executable, str(REPO / "scripts" / "train.py"), *overrides]
+
+
+def train_within(overrides: Sequence[str], budget_s: float, run_dir: Path, planned: int) -> Trained:
+    """Run ``python scripts/train.py overrides... hydra.run.dir=run_dir`` for at most
+    ``budget_s`` of wall time from its first TensorBoard event (its start: at most
+    :data:`START_LIMIT_S`); past it the command gets SIGTERM
+    (the processes stop together after a step and rank 0 saves ``last.pt``). ``planned``: the
+    processes the launch takes, reported when the run stopped before saving anything."""
+    command = train_command([*overrides, f"hydra.run.dir={run_dir}"])
+    limit_s = budget_s
+    code, stderr, wall = _run(
+        command, limit_s, graceful=True, started=lambda: any((run_dir / "tb").glob("events.*"))
     )
-    code, stderr, wall = _run(command, budget_s + START_ALLOWANCE_S, graceful=True)
-    history = _history(run_dir)
     if code not in (0, None):
-        raise _failed(processes, code, stderr, command)
-    reached = next((h for h in history if h["valid_exact_match"] >= target), None)
-    return {
-        "seconds": reached["train_seconds"] if reached else None,
-        "step": reached["step"] if reached else None,
-        "reached": reached is not None,
-        "best_exact_match": max((h["valid_exact_match"] for h in history), default=0.0),
-        "wall_seconds_used": wall,
-        "budget_s": budget_s,
-    }
+        raise _failed(planned, code, stderr, command)
+    source, state, ran = read_run(run_dir, planned)
+    return Trained(
+        command=command,
+        wall_seconds=wall,
+        wall_limit_s=limit_s,
+        stopped_by_budget=code is None,
+        source=source,
+        history=state.history,
+        steps=state.step,
+        train_seconds=state.train_seconds,
+        processes=ran,
+    )
 
 
-def measure_processes(
-    overrides: Sequence[str],
-    steps: int,
-    work_dir: Path,
-    target: float | None = None,
-    budget_s: float = 0.0,
-) -> dict[str, Any]:
-    """The ``processes`` field of bench.json: ``{"1": {...}, "2": {...}, "speedup"}``; with a
-    ``target``, the 2-process time to it as well (``"2".time_to_99_s``, else null)."""
+def measure_processes(overrides: Sequence[str], steps: int, work_dir: Path) -> dict[str, Any]:
+    """The ``processes`` field of bench.json: ``{"1": {...}, "2": {...}, "speedup"}``."""
     if steps < 1:
         raise UserError(f"--ddp-steps must be at least 1, not {steps}")
     runs = {str(n): measure_throughput(n, overrides, steps, work_dir / f"ddp_{n}") for n in (1, 2)}
-    to_target = None
-    if target is not None:
-        to_target = time_to_target(2, overrides, target, budget_s, work_dir / "ddp_2_target")
-    runs["2"] |= {
-        "time_to_99_s": to_target["seconds"] if to_target else None,
-        "time_to_99": to_target,
-    }
     speedup = runs["2"]["tokens_per_s"] / runs["1"]["tokens_per_s"]
     return {**runs, "speedup": speedup}
 
@@ -214,19 +256,8 @@ def format_processes(processes: dict[str, Any] | None, skipped: str | None) -> l
     if processes is None:
         return [f"processes: skipped ({skipped})"]
     one, two = processes["1"], processes["2"]
-    lines = [
+    return [
         f"processes (DDP, {one['steps']} steps): 1 → {one['tokens_per_s']:,.0f} tok/s "
         f"({one['wall_s']:.0f} s wall), 2 → {two['tokens_per_s']:,.0f} tok/s "
         f"({two['wall_s']:.0f} s wall): {processes['speedup']:.2f}×"
     ]
-    t = two["time_to_99"]
-    if t is not None:
-        outcome = (
-            f"{t['seconds']:.1f} s of training (step {t['step']})"
-            if t["reached"]
-            else f"not reached, best {t['best_exact_match']:.3f}"
-        )
-        lines.append(
-            f"time to target on 2 processes: {outcome}; {t['wall_seconds_used']:.0f} s wall"
-        )
-    return lines
