@@ -1,0 +1,173 @@
+"""How a training command becomes processes (``train.processes``: auto / 1 / N).
+
+``python scripts/train.py`` uses the machine: with ``auto`` (the default) one run trains on
+one DDP process per CUDA GPU, or on the CPU one per core (at most one per
+:data:`MIN_PAIRS_PER_PROCESS` pairs of the global batch, so no process works on a sliver).
+The processes are started by PyTorch's elastic launcher — what ``torchrun`` runs — on this
+machine (:func:`launch_workers`); each is ``scripts/train.py`` with the same arguments and the
+run folder the launching process holds, so the run is exactly a ``torchrun --standalone`` run
+(see :mod:`seq2seq.training.distributed`). A sweep (``-m``) trains each of its jobs in one
+process, since its jobs already share the machine; ``torchrun`` itself sets its own count.
+
+Ctrl-C or SIGTERM to the launching process reaches every worker (the launcher forwards it);
+the workers finish the step, rank 0 saves ``last.pt``, and the launching process exits with
+128 + the signal number, as a one-process run does.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from seq2seq.errors import UserError
+from seq2seq.machine import usable_cores
+from seq2seq.training.run_folder import LOCKED_ENV
+
+# Hydra settings a rank above 0 replaces: it must not create a run folder, a log file or a
+# ``.hydra/`` copy of the config of its own (rank 0's folder is the run's one folder).
+_WORKER_HYDRA = {
+    "hydra.run.dir": ".",
+    "hydra.output_subdir": "null",
+    "hydra/job_logging": "disabled",
+    "hydra/hydra_logging": "disabled",
+}
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Where this process sits in a torchrun launch (torchrun's ``RANK``, ``LOCAL_RANK``,
+    ``WORLD_SIZE`` and ``LOCAL_WORLD_SIZE``); a plain ``python`` start is rank 0 of 1."""
+
+    rank: int = 0
+    local_rank: int = 0
+    world_size: int = 1
+    local_world_size: int = 1
+    launched: bool = False  # started by torchrun or the elastic launcher (even as 1 of 1)
+
+    @classmethod
+    def from_env(cls) -> Launch:
+        env = os.environ
+        return cls(
+            rank=int(env.get("RANK", 0)),
+            local_rank=int(env.get("LOCAL_RANK", 0)),
+            world_size=int(env.get("WORLD_SIZE", 1)),
+            local_world_size=int(env.get("LOCAL_WORLD_SIZE", 1)),
+            launched="WORLD_SIZE" in env,
+        )
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def distributed(self) -> bool:
+        return self.world_size > 1
+
+
+def worker_overrides(argv: Sequence[str]) -> list[str]:
+    """``argv`` for a rank above 0: the user's overrides minus the Hydra output settings, plus
+    the quiet ones of :data:`_WORKER_HYDRA` (so no stray folders or logs appear)."""
+    keys = tuple(f"{key}=" for key in _WORKER_HYDRA)
+    kept = [a for a in argv if not a.lstrip("+~").startswith(keys)]
+    return kept + [f"{key}={value}" for key, value in _WORKER_HYDRA.items()]
+
+
+def refuse_multirun(launch: Launch, multirun: bool) -> None:
+    """A Hydra sweep under torchrun is a :class:`UserError` (checked before Hydra starts)."""
+    if launch.distributed and multirun:
+        raise UserError(
+            "-m/--multirun cannot run under torchrun (every rank would sweep on its own); "
+            "sweep without torchrun, e.g. hydra/launcher=submitit_slurm, or start torchrun "
+            "once per setting"
+        )
+
+
+def check_batch_size(launch: Launch, batch_size: int) -> None:
+    """Every rank needs a pair of every global batch; checked before any process group."""
+    if batch_size < launch.world_size:
+        raise UserError(
+            f"train.batch_size={batch_size} is the global batch and must be at least the "
+            f"number of processes ({launch.world_size})"
+        )
+
+
+#: The smallest share of the global batch worth a process of its own (per-step overheads
+#: dominate below it on the CPU).
+MIN_PAIRS_PER_PROCESS = 16
+#: Seconds the launcher waits for the workers to stop after a signal before killing them:
+#: enough to finish a validation and save ``last.pt``.
+SHUTDOWN_TIMEOUT_S = 120
+
+
+def planned_processes(
+    cfg: DictConfig, *, multirun: bool, cores: int | None = None, gpus: int | None = None
+) -> int:
+    """How many processes ``train.processes`` asks for here: a number as given; ``auto`` one
+    per GPU on CUDA, else one per usable core up to ``batch_size // MIN_PAIRS_PER_PROCESS``
+    (at least 1); a sweep's job always 1."""
+    wanted = cfg.train.processes
+    if multirun:
+        return 1
+    if wanted != "auto":
+        return int(wanted)
+    device = cfg.device
+    if gpus is None and device != "cpu":
+        import torch  # here only: the command line stays quick (--help, bad input)
+
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if device.startswith("cuda") or (device == "auto" and gpus):
+        return max(1, gpus or 0)
+    cores = cores if cores is not None else usable_cores()
+    return max(1, min(cores, cfg.train.batch_size // MIN_PAIRS_PER_PROCESS))
+
+
+def launch_workers(script: str, argv: Sequence[str], processes: int, run_dir: Path) -> int:
+    """Run ``processes`` copies of ``script argv`` as one DDP run in ``run_dir`` through the
+    elastic launcher on this machine; returns the exit code the command should end with
+    (the first failed worker's, or 128 + a signal's)."""
+    from torch.distributed.elastic.multiprocessing.api import SignalException
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.launcher.api import LaunchConfig, elastic_launch
+
+    _quiet_launcher_logs()
+    config = LaunchConfig(
+        min_nodes=1,
+        max_nodes=1,
+        nproc_per_node=processes,
+        run_id=str(uuid.uuid4()),
+        rdzv_backend="c10d",
+        rdzv_endpoint="localhost:0",
+        max_restarts=0,
+        monitor_interval=0.1,
+        shutdown_timeout=SHUTDOWN_TIMEOUT_S,
+    )
+    args = [*argv, f"hydra.run.dir={run_dir}"]
+    os.environ[LOCKED_ENV] = str(run_dir)  # inherited by the workers: this process holds it
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # as torchrun sets it; see train.num_threads
+    try:
+        elastic_launch(config, sys.executable)("-u", script, *args)
+    except SignalException as stop:
+        return 128 + int(stop.sigval)
+    except ChildFailedError as failed:
+        code = failed.get_first_failure()[1].exitcode
+        return code if code > 0 else 128 - code  # a worker killed by signal -code
+    finally:
+        os.environ.pop(LOCKED_ENV, None)
+    return 0
+
+
+def _quiet_launcher_logs() -> None:
+    """The workers say what happened (rank 0's one line); the launcher's own reports of a
+    signal or a failed worker, and its tracebacks, would only repeat it. Its loggers set
+    their own levels when created, so each is silenced by name."""
+    prefixes = ("torch.distributed.elastic", "torch.distributed.launcher", "torch.multiprocessing")
+    for name in [*prefixes, *logging.root.manager.loggerDict]:
+        if name.startswith(prefixes):
+            logging.getLogger(name).setLevel(logging.CRITICAL)

@@ -1,0 +1,150 @@
+"""The default launch (train.processes=auto): one run on every core through PyTorch's elastic
+launcher, one process on one core; Ctrl-C and SIGTERM stop it cleanly with a loadable last.pt;
+the resumed run continues every rank's random streams."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from seq2seq.model.checkpoint import load_checkpoint
+from seq2seq.training.launch import MIN_PAIRS_PER_PROCESS, planned_processes
+from tests.helpers.bad_input import PROCESS_TIMEOUT
+from tests.helpers.config import compose_config
+from tests.helpers.runs import REPO, TINY_OVERRIDES, loss_curve, script_env
+
+# the tiny run with the default train.processes (auto), dropout 0 so runs compare exactly
+AUTO = [o for o in TINY_OVERRIDES if not o.startswith("train.processes")]
+EXACT = ["model.dropout=0", "data.samples=[]"]
+taskset = shutil.which("taskset")
+
+
+def train_command(*args: str, cores: str | None = None) -> list[str]:
+    """``python scripts/train.py args``, pinned to ``cores`` (e.g. "0") when given."""
+    command = [sys.executable, str(REPO / "scripts/train.py"), *args]
+    return [taskset, "-c", cores, *command] if cores and taskset else command
+
+
+def run(*args: str, cores: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        train_command(*args, cores=cores),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=PROCESS_TIMEOUT,
+        env=script_env({"SEQ2SEQ_DDP_TIMEOUT_S": "120"}),
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_auto_means_one_process_per_core_or_gpu_within_the_batch() -> None:
+    cfg = compose_config("device=cpu")
+    assert cfg.train.processes == "auto"
+    batch = cfg.train.batch_size
+    assert planned_processes(cfg, multirun=False, cores=1) == 1
+    assert planned_processes(cfg, multirun=False, cores=2) == 2
+    assert planned_processes(cfg, multirun=False, cores=64) == batch // MIN_PAIRS_PER_PROCESS
+    assert planned_processes(cfg, multirun=True, cores=2) == 1  # a sweep's job
+    assert planned_processes(compose_config("train.processes=3"), multirun=False, cores=1) == 3
+    cuda = compose_config("device=cuda")
+    assert planned_processes(cuda, multirun=False, cores=16, gpus=4) == 4
+
+
+@pytest.mark.skipif(
+    (os.cpu_count() or 1) < 2 or taskset is None, reason="needs 2 cores and taskset"
+)
+def test_the_default_launch_takes_every_core_and_one_on_one_core(toy_corpus, tmp_path) -> None:
+    args = [*AUTO, f"data.dir={toy_corpus}", "train.max_steps=12", "train.eval_every=12"]
+    two = run(*args, f"hydra.run.dir={tmp_path / 'two'}", cores="0,1")
+    one = run(*args, f"hydra.run.dir={tmp_path / 'one'}", cores="0")
+    for result in (two, one):
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "Traceback" not in result.stdout + result.stderr
+    worlds = [
+        json.loads((tmp_path / name / "metrics.json").read_text())["distributed"]["world_size"]
+        for name in ("two", "one")
+    ]
+    assert worlds == [2, 1]
+    log = (tmp_path / "two" / "train.log").read_text(encoding="utf-8")
+    assert "world size 2, backend gloo" in log and log.count("run folder:") == 1
+    assert sorted(p.name for p in (tmp_path / "two").iterdir()) == [
+        ".hydra", "checkpoints", "metrics.json", "tb", "train.log",
+    ]  # fmt: skip
+
+
+def start(run_dir: Path, log: Path, *args: str) -> subprocess.Popen:
+    with open(log, "w", encoding="utf-8") as handle:
+        return subprocess.Popen(
+            train_command(*args, f"hydra.run.dir={run_dir}"),
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            env=script_env({"SEQ2SEQ_DDP_TIMEOUT_S": "120"}),
+        )
+
+
+def wait_for_steps(run_dir: Path, process: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + PROCESS_TIMEOUT
+    while not list((run_dir / "tb").glob("events.*")):
+        assert process.poll() is None, log.read_text()[-3000:]
+        assert time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.2)
+    time.sleep(2.0)  # a few steps in
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the default launch needs 2 cores")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_to_the_launcher_stops_every_worker_with_a_loadable_last_pt(
+    toy_corpus, tmp_path, signum
+) -> None:
+    run_dir, log = tmp_path / "run", tmp_path / "out.log"
+    endless = ["train.max_steps=100000", "train.max_epochs=0", "train.eval_every=1000"]
+    args = [*AUTO, *EXACT, f"data.dir={toy_corpus}", *endless]
+    process = start(run_dir, log, *args)
+    wait_for_steps(run_dir, process, log)
+    process.send_signal(signum)  # what Ctrl-C (or a scheduler's SIGTERM) does
+    process.wait(timeout=PROCESS_TIMEOUT)
+    output = log.read_text(encoding="utf-8")
+    name = signal.Signals(signum).name
+    assert process.returncode == 128 + signum, output[-3000:]
+    assert output.count(f"stopped by {name}") == 1 and "Traceback" not in output, output[-3000:]
+    assert f"stopped by {name}" in (run_dir / "train.log").read_text(encoding="utf-8")
+    checkpoint = load_checkpoint(run_dir / "checkpoints" / "last.pt")
+    stopped_at = checkpoint.state["step"]
+    assert stopped_at > 0 and len(checkpoint.rng["ranks"]) == 2  # every rank's streams
+    assert loss_curve(run_dir)[-1][0] == stopped_at
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the default launch needs 2 cores")
+def test_an_interrupted_two_process_run_resumes_exactly(toy_corpus, tmp_path) -> None:
+    """With dropout on, each rank draws its own masks: a resumed run continues every rank's
+    streams, so its losses equal the uninterrupted run's."""
+    args = [*AUTO, f"data.dir={toy_corpus}", "model.dropout=0.3", "data.samples=[]"]
+    whole = run(
+        *args, "train.max_steps=20", "train.eval_every=8", f"hydra.run.dir={tmp_path / 'a'}"
+    )
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    first = run(*args, "train.max_steps=8", "train.eval_every=8", f"hydra.run.dir={tmp_path / 'b'}")
+    assert first.returncode == 0, first.stderr[-3000:]
+    resumed = run(
+        *args, "train.max_steps=20", "train.eval_every=8", "resume=true",
+        f"hydra.run.dir={tmp_path / 'b'}",
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    expected, curve = loss_curve(tmp_path / "a"), loss_curve(tmp_path / "b")
+    assert [s for s, _ in curve] == [s for s, _ in expected] == list(range(1, 21))
+    assert curve == expected
+    assert torch.equal(
+        load_checkpoint(tmp_path / "a" / "checkpoints/last.pt").model["bridge.weight"],
+        load_checkpoint(tmp_path / "b" / "checkpoints/last.pt").model["bridge.weight"],
+    )
