@@ -2,6 +2,8 @@
 
 Writes comparison.md (also printed), comparison.csv, comparison.json, bleu_by_length.png,
 aer.png, valid_loss.png and tb/ into the sweep folder, or into --out (see seq2seq.analysis.compare).
+The scores compared are training's own test scores of each run; run folders whose training did
+not finish are left out, with one warning naming them.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from seq2seq.analysis.compare import MARKDOWN_FILE, compare, render_markdown
 from seq2seq.errors import exit_on_user_error
 
 
@@ -47,6 +48,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    from seq2seq.analysis.compare import MARKDOWN_FILE, compare, render_markdown
+
     comparison, out = compare(args.paths, args.out, allow_mixed_data=args.allow_mixed_data)
     print(render_markdown(comparison), end="")
     for warning in comparison.warnings:

@@ -3,7 +3,9 @@
 Prints a table of the split's metrics, with the alignment error report (where each English
 word's attention link goes) when the model has attention and the split has gold links, then
 records them in RUN_DIR/metrics.json under ``evaluations`` (keyed by split, checkpoint, beam
-and corpus); training's own ``test`` scores are never replaced.
+and corpus); training's own ``test`` scores are never replaced. A progress bar on stderr
+shows the decoding (when stderr is a terminal). Scores that cannot be recorded (a read-only
+run folder, a full disk) are still printed, then one line says why they were not recorded.
 """
 
 from __future__ import annotations
@@ -11,9 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from seq2seq.errors import exit_on_user_error
-from seq2seq.evaluation.report import evaluate_run, format_metrics
-from seq2seq.evaluation.summary import METRICS_FILE, record_evaluation
+from seq2seq.errors import UserError, WriteError, exit_on_user_error
 
 
 @exit_on_user_error
@@ -25,8 +25,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--checkpoint", default="best.pt", help="file in RUN_DIR/checkpoints")
     parser.add_argument("--data-dir", help="where the corpus is, if not where training read it")
-    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
     args = parser.parse_args(argv)
+
+    from seq2seq.evaluation.report import evaluate_run, format_metrics
+    from seq2seq.evaluation.summary import METRICS_FILE, record_evaluation
+    from seq2seq.runtime import resolve_device
+
     evaluation = evaluate_run(
         args.run_dir,
         split=args.split,
@@ -34,11 +39,21 @@ def main(argv: list[str] | None = None) -> None:
         batch_size=args.batch_size,
         checkpoint=args.checkpoint,
         data_dir=args.data_dir,
-        device=args.device,
+        device=str(resolve_device(args.device, option="--device")),
+        progress=True,
     )
     title = f"{args.run_dir} — {args.split}, {args.checkpoint} (step {evaluation.step})"
     print(format_metrics(evaluation.scores, title=title), flush=True)
-    record_evaluation(args.run_dir / METRICS_FILE, evaluation)
+    metrics = args.run_dir / METRICS_FILE
+    try:
+        record_evaluation(metrics, evaluation)
+    except WriteError as err:
+        raise UserError(
+            f"the scores above were not recorded in {metrics}: {err.reason}; to record them, "
+            "copy the run folder to a writable place and evaluate the copy"
+        ) from err
+    except UserError as err:
+        raise UserError(f"the scores above were not recorded: {err}") from err
 
 
 if __name__ == "__main__":

@@ -1,13 +1,35 @@
-"""Writing files so that a crash never leaves half of one: a temporary file, then a rename."""
+"""Writing files so that a crash never leaves half of one: a temporary file, then a rename.
+
+A write that fails (no space left, a read-only place, a folder where the file should go)
+is a one-line :class:`~seq2seq.errors.WriteError` naming the file and the reason, and leaves
+no temporary file behind; the file it was to replace is kept as it was. A path that exists
+and is not a regular file (a FIFO, ``/dev/stdout``, ``/dev/full``) is written in place:
+renaming over it would replace it.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import os
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from seq2seq.errors import WriteError
+
+
+@contextlib.contextmanager
+def writing(path: str | Path) -> Iterator[None]:
+    """Turn an ``OSError`` raised inside the block into a :class:`WriteError` naming ``path``
+    (what every write of this project goes through)."""
+    try:
+        yield
+    except OSError as err:
+        raise WriteError.from_os_error(path, err) from err
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -22,13 +44,22 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` the way :func:`atomic_write_text` writes text."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    try:
-        tmp.write_bytes(data)
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with writing(path):
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if path.exists() and not path.is_file():  # a FIFO or a device: no rename over it
+            with open(path, "wb") as handle:
+                handle.write(data)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+        try:
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
 
 
 def write_json(path: str | Path, data: Any) -> None:

@@ -124,6 +124,8 @@ def _check(annotation: Any, value: object, key: str) -> Any:
                 raise
             raise RecordError(key, f"should be {describe(annotation)}") from None
     if annotation is float:
+        if isinstance(value, float) and not math.isfinite(value):  # JSON readers accept NaN
+            raise RecordError(key, f"should be a finite number, got {value}")
         if isinstance(value, int | float) and not isinstance(value, bool):
             return value  # an int stays an int, so a file round-trips character for character
     elif annotation is int:

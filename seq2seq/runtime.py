@@ -12,15 +12,45 @@ from typing import Any
 import torch
 
 from seq2seq.errors import UserError
+from seq2seq.machine import DEVICE_NAMES, DEVICE_PATTERN
 
 
-def resolve_device(name: str) -> torch.device:
-    """``auto`` -> CUDA when visible, else CPU; ``cuda`` without a GPU is a :class:`UserError`."""
+def resolve_device(name: str, option: str = "device") -> torch.device:
+    """The device ``name`` asks for: ``auto`` (CUDA when visible, else the CPU), ``cpu``,
+    ``cuda``, ``cuda:N`` (N below the number of visible GPUs) or ``mps`` (where Apple's
+    Metal backend is available). Anything else, or a device this machine does not have, is
+    a one-line :class:`UserError` naming ``option`` as the user sets it (``device`` in the
+    config, ``--device`` on a script's command line)."""
+
+    def setting(value: str) -> str:
+        return f"{option} {value}" if option.startswith("-") else f"{option}={value}"
+
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise UserError("device=cuda but no CUDA GPU is visible; use device=cpu or device=auto")
-    return torch.device(name)
+    if name == "cpu":
+        return torch.device("cpu")
+    cuda = DEVICE_PATTERN.fullmatch(name)
+    if cuda is not None and name.startswith("cuda"):
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise UserError(
+                f"{setting(name)} but no CUDA GPU is visible; use {setting('cpu')} or "
+                f"{setting('auto')}"
+            )
+        if cuda[1] is not None and int(cuda[1]) >= count:
+            visible = "cuda:0" if count == 1 else f"cuda:0 to cuda:{count - 1}"
+            raise UserError(
+                f"{setting(name)} but {count} CUDA GPU{'s are' if count > 1 else ' is'} visible "
+                f"({visible}); choose one of them (CUDA_VISIBLE_DEVICES numbers them from 0)"
+            )
+        return torch.device(name)
+    if name == "mps":
+        if not torch.backends.mps.is_available():
+            raise UserError(
+                f"{setting(name)} but Apple's MPS is not available here; use {setting('cpu')}"
+            )
+        return torch.device("mps")
+    raise UserError(f"{setting(name)} is unknown; use {DEVICE_NAMES}")
 
 
 def set_threads(num_threads: int) -> None:

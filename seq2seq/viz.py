@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import io
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -30,6 +31,7 @@ from matplotlib.figure import Figure
 from matplotlib.font_manager import fontManager
 
 from seq2seq.errors import UserError
+from seq2seq.files import atomic_write_bytes
 
 LATIN_FAMILY = "DejaVu Sans"
 CJK_PACKAGE = "noto_cjk_sans_otc"
@@ -97,13 +99,45 @@ def _figure_context() -> Iterator[list[str]]:
 # --------------------------------------------------------------------------- output
 
 
+#: Formats matplotlib writes that are not image files (raw pixel buffers) or need more than
+#: this project installs (pgf: LaTeX).
+NOT_IMAGE_FORMATS = ("pgf", "raw", "rgba")
+#: The formats named first when a suffix is refused.
+COMMON_FORMATS = ("png", "pdf", "svg")
+
+
+def image_formats() -> list[str]:
+    """The file formats :func:`save_figure` writes (by suffix): png, pdf, svg, jpg, ..."""
+    others = set(FigureCanvasAgg.get_supported_filetypes()) - set(NOT_IMAGE_FORMATS)
+    return [*COMMON_FORMATS, *sorted(others - set(COMMON_FORMATS))]
+
+
+def image_format(path: str | Path) -> str:
+    """The format ``path``'s suffix asks for (``map.pdf`` -> ``pdf``; no suffix: ``png``);
+    an unknown suffix is a one-line :class:`UserError` listing the known ones."""
+    suffix = Path(path).suffix
+    if not suffix:
+        return "png"
+    formats = image_formats()
+    if suffix[1:].lower() not in formats:
+        raise UserError(
+            f"cannot save a figure as {path}: unknown image format '{suffix}'; end the name in "
+            + ", ".join(f".{name}" for name in formats)
+        )
+    return suffix[1:].lower()
+
+
 def save_figure(fig: Figure, path: str | Path, *, dpi: int = DEFAULT_DPI) -> Path:
-    """Render ``fig`` to a PNG at ``path`` (parent folders are created); return the path."""
+    """Render ``fig`` at ``path`` in the format its suffix names (PNG without one; see
+    :func:`image_format`), written atomically (parent folders are created; a write that
+    fails is a one-line :class:`~seq2seq.errors.WriteError`); return the path."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    fmt = image_format(path)
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    image = io.BytesIO()
     with _figure_context():
-        canvas.print_figure(path, dpi=dpi, format="png")
+        canvas.print_figure(image, dpi=dpi, format=fmt)
+    atomic_write_bytes(path, image.getvalue())
     return path
 
 
@@ -196,8 +230,8 @@ def plot_attention(
     scale is fixed to ``[0, 1]`` so panels and figures are comparable. ``head_labels`` (one
     per head) title the panels; by default they are ``"head 1"``, ... when ``H > 1``.
     ``show_values`` writes each weight in its cell, black or white depending on the cell
-    colour. ``title`` goes above all panels. If ``path`` is given a PNG is written there
-    (parent folders created).
+    colour. ``title`` goes above all panels. If ``path`` is given the figure is written there
+    (see :func:`save_figure`: the format its suffix names, parent folders created).
 
     Raises ``ValueError`` if the shape does not match the token counts or ``head_labels``.
     """
@@ -307,7 +341,8 @@ def plot_lines(
     figsize: tuple[float, float] = CHART_SIZE,
     path: str | Path | None = None,
 ) -> Figure:
-    """Line chart with one line per named series; returns the Figure (PNG saved to ``path``).
+    """Line chart with one line per named series; returns the Figure (also written to ``path``,
+    see :func:`save_figure`).
 
     ``series`` maps a legend name (e.g. an attention variant) to its points, each
     ``(x, y)`` or ``(x, (mean, sd))``; the second form draws an error bar of ±sd (e.g. a

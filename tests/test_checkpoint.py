@@ -1,17 +1,30 @@
-"""Checkpoints: damage of any kind is a one-line error; a file carrying code is never run."""
+"""Checkpoints: damage of any kind is a one-line error; a file carrying code is never run; a
+save that cannot write, a device that is not there and weights of another shape say so."""
 
 from __future__ import annotations
 
+import errno
 import io
+import os
 import random
+import re
 import zipfile
+from dataclasses import asdict
 
 import pytest
 import torch
 
+import seq2seq.model.checkpoint as checkpoint_module
+from seq2seq.data.vocab import SPECIALS, Vocab
 from seq2seq.errors import UserError
-from seq2seq.model.checkpoint import load_checkpoint
-from tests.helpers.bad_input import plant_code
+from seq2seq.model.checkpoint import (
+    Checkpoint,
+    load_checkpoint,
+    model_from_checkpoint,
+    save_checkpoint,
+)
+from tests.helpers.bad_input import failing_with, full_disk_open, plant_code
+from tests.helpers.models import tiny_model
 
 
 def damaged_copies(original: bytes) -> dict[str, bytes]:
@@ -56,3 +69,62 @@ def test_crafted_checkpoint_would_run_code_but_is_refused(tmp_path):
     with pytest.raises(UserError, match="refusing"):
         load_checkpoint(path)
     assert not marker.exists()
+
+
+# ------------------------------------------------------------------ saving where it cannot
+def small_checkpoint(seed: int = 0) -> Checkpoint:
+    """A checkpoint of :func:`tiny_model` (vocabularies of 20 and 25 entries)."""
+    model = tiny_model(seed=seed)
+    vocab = {side: Vocab.build([[f"w{k}" for k in range(size - len(SPECIALS))]]).to_dict()
+             for side, size in (("src", 20), ("tgt", 25))}  # fmt: skip
+    return Checkpoint(
+        model=model.state_dict(), optimizer={}, scheduler={}, rng={}, state={"step": seed},
+        model_spec=asdict(model.spec), vocab=vocab, config={}, max_src_len=5,
+    )  # fmt: skip
+
+
+def test_a_full_disk_is_one_line_and_leaves_the_old_checkpoint_and_no_temporary(
+    tmp_path, monkeypatch
+):
+    path = tmp_path / "best.pt"
+    save_checkpoint(path, small_checkpoint(0))
+    before = path.read_bytes()
+    monkeypatch.setattr(checkpoint_module, "open", full_disk_open(), raising=False)
+    with pytest.raises(UserError) as caught:
+        save_checkpoint(path, small_checkpoint(1))
+    message = str(caught.value)
+    assert message.startswith(f"cannot write {path}: no space left") and "\n" not in message
+    assert [p.name for p in tmp_path.iterdir()] == ["best.pt"]
+    assert path.read_bytes() == before
+
+
+def test_a_read_only_run_folder_is_one_line_and_leaves_no_temporary(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "replace", failing_with(errno.EROFS))
+    with pytest.raises(UserError, match="read-only file system; choose another place"):
+        save_checkpoint(tmp_path / "last.pt", small_checkpoint())
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ devices and shapes
+@pytest.mark.parametrize("device", ["cuda:5", "mps", "tpu", "gpu"])
+def test_a_device_problem_is_never_called_corruption(tmp_path, monkeypatch, device):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    path = tmp_path / "best.pt"
+    save_checkpoint(path, small_checkpoint())
+    with pytest.raises(UserError) as caught:
+        load_checkpoint(path, map_location=device)
+    message = str(caught.value)
+    assert "corrupt" not in message and "truncated" not in message, message
+    assert device in message and "\n" not in message
+
+
+def test_weights_that_do_not_fit_the_spec_name_the_tensor_and_both_shapes():
+    stored = small_checkpoint()
+    stored.model_spec = {**stored.model_spec, "hidden_size": 32}  # weights of hidden size 16
+    with pytest.raises(UserError) as caught:
+        model_from_checkpoint(stored)
+    message = str(caught.value)
+    assert re.search(r"[\w.]+ is \d+(×\d+)* in the checkpoint but \d+(×\d+)* in", message)
+    assert "more" in message and "\n" not in message

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from seq2seq.analysis.compare import find_run_dirs, load_run, resolve_out_dir
+from seq2seq.analysis.compare import find_run_dirs, load_run, load_sweep, resolve_out_dir
 from seq2seq.errors import UserError
 from tests.helpers.metrics import fake_metrics, fake_sweep, write_run
 
@@ -66,3 +66,83 @@ def test_dataset_names_the_corpus_folder_as_resolved(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert load_run(run).dataset == "synthetic (data/synthetic/seed3-50-${oc.env:HOME})"
+
+
+# ------------------------------------------------------------------ runs that did not finish
+EVALUATIONS_ONLY = {"evaluations": {"test best.pt beam=1 data": {"split": "test"}}}
+
+
+def unfinished(folder: Path, *parts: str) -> Path:
+    """A folder that looks like a run (Hydra's record, a log, checkpoints) without results."""
+    for part in parts:
+        if part == "train.log":
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / part).write_text("training...\n", encoding="utf-8")
+        else:
+            (folder / part).mkdir(parents=True)
+    return folder
+
+
+def test_runs_whose_training_did_not_finish_are_named_in_one_warning(tmp_path: Path) -> None:
+    sweep = fake_sweep(tmp_path / "sweep")
+    crashed = unfinished(sweep / "dot_seed0", ".hydra", "train.log")
+    killed = unfinished(sweep / "dot_seed1", "checkpoints")
+    evaluated = write_run(sweep / "dot_seed2", EVALUATIONS_ONLY)
+    (sweep / "notes").mkdir()  # not a run: no warning
+    runs, warnings = load_sweep([sweep])
+    assert len(runs) == 7
+    (warning,) = warnings
+    assert warning.startswith("left out 3 run folders where training did not finish: ")
+    assert f"{crashed} (no metrics.json)" in warning and f"{killed} (no metrics.json)" in warning
+    assert f"{evaluated} (its metrics.json holds only evaluate.py's evaluations)" in warning
+    assert "notes" not in warning
+
+
+def test_only_unfinished_runs_is_an_error_saying_so(tmp_path: Path) -> None:
+    unfinished(tmp_path / "sweep" / "dot_seed0", ".hydra")
+    with pytest.raises(UserError, match=r"no finished runs under .*training did not finish in"):
+        load_sweep([tmp_path / "sweep"])
+    evaluated = write_run(tmp_path / "evaluated", EVALUATIONS_ONLY)
+    with pytest.raises(UserError) as caught:
+        load_sweep([evaluated])
+    assert "training did not finish" in str(caught.value)
+    assert "only evaluate.py's evaluations" in str(caught.value)
+
+
+# ------------------------------------------------------------------ numbers that are not
+@pytest.mark.parametrize(
+    ("text", "key", "shown"),
+    [
+        ('"bleu": NaN', "test.bleu", "nan"),
+        ('"bleu": Infinity', "test.bleu", "inf"),
+        ('"bleu": -1e999', "test.bleu", "-inf"),
+    ],
+)
+def test_non_finite_numbers_are_refused_naming_the_file_and_field(tmp_path, text, key, shown):
+    metrics = json.dumps(fake_metrics()).replace('"bleu": 20.0', text, 1)
+    run = write_run(tmp_path / "run", metrics)
+    with pytest.raises(UserError) as caught:
+        load_run(run)
+    assert str(caught.value) == (
+        f"{run / 'metrics.json'}: '{key}' should be a finite number, got {shown}; "
+        "rerun or remove that run"
+    )
+
+
+def test_a_non_finite_number_deep_inside_is_refused(tmp_path: Path) -> None:
+    metrics = fake_metrics()
+    metrics["history"][1]["valid_loss"] = float("nan")
+    run = write_run(tmp_path / "run", json.dumps(metrics))
+    with pytest.raises(UserError, match=r"'history.valid_loss' should be a finite number"):
+        load_run(run)
+
+
+def test_the_shipped_corpus_names_one_dataset_however_its_path_was_written(tmp_path) -> None:
+    for name, path in (("old", "data/tatoeba/cmn-eng.txt.xz"),
+                       ("new", "${seq2seq_repo:data/tatoeba/cmn-eng.txt.xz}")):  # fmt: skip
+        run = write_run(tmp_path / name, fake_metrics("additive", 0))
+        (run / ".hydra").mkdir()
+        (run / ".hydra" / "config.yaml").write_text(
+            f"data:\n  dir: data/tatoeba\n  path: {path}\n", encoding="utf-8"
+        )
+        assert load_run(run).dataset == "synthetic (data/tatoeba/cmn-eng.txt.xz)"

@@ -53,12 +53,44 @@ def test_required_names_exist():
         ("model.decoder=transformer", "model.decoder='transformer' is unknown"),
         ("train.lr_schedule=cosine", "train.lr_schedule='cosine' is unknown"),
         ("train.warmup_steps=-1", "train.warmup_steps must not be negative"),
+        ("data.src_column=-1", r"data.src_column must not be negative, got -1"),
+        ("data.tgt_column=-2", r"data.tgt_column must not be negative, got -2"),
+        ("data.alignment_column=-1", r"data.alignment_column must not be negative \(null = "),
+        ("data.tgt_column=0", r"data.src_column and data.tgt_column are both column 0; "),
+        ("data.alignment_column=1", r"data.tgt_column and data.alignment_column are both "),
+        ("train.stop_at_exact_match=5", r"train.stop_at_exact_match must be in \[0, 1\] or null"),
+        ("train.stop_at_exact_match=-0.5", r"train.stop_at_exact_match must be in \[0, 1\]"),
+        ("train.num_threads=1000", r"train.num_threads=1000 is more than the \d+ CPU cores? "),
+        ("device=tpu", r"device=tpu is unknown; use auto, cpu, cuda, cuda:N or mps"),
+        ("device=gpu", r"device=gpu is unknown; use auto, cpu, cuda, cuda:N or mps"),
     ],
 )
 def test_validate_rejects_out_of_range_values(override, message):
     cfg = compose_config(*override.split())
     with pytest.raises(UserError, match=message):
         validate(cfg)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["data.alignment_column=null"],
+        ["data.src_column=1", "data.tgt_column=0", "data.alignment_column=null"],
+        ["train.stop_at_exact_match=1"],
+        ["train.stop_at_exact_match=0"],
+        ["device=cuda:3"],  # a name validate accepts; whether the GPU is there is runtime's
+        ["device=mps"],
+    ],
+)
+def test_validate_accepts_the_edges(overrides):
+    validate(compose_config(*overrides))
+
+
+def test_as_many_threads_as_cores_is_accepted(monkeypatch):
+    monkeypatch.setattr("os.sched_getaffinity", lambda _pid: {0, 1, 2}, raising=False)
+    validate(compose_config("train.num_threads=3"))
+    with pytest.raises(UserError, match=r"train.num_threads=4 is more than the 3 CPU cores"):
+        validate(compose_config("train.num_threads=4"))
 
 
 @pytest.mark.parametrize(

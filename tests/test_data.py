@@ -136,3 +136,56 @@ def test_bucket_sampler_is_deterministic_covers_everything_and_cuts_padding():
     assert sampler.batches() != first
     random_batches = [list(range(k, min(k + 32, 2000))) for k in range(0, 2000, 32)]
     assert padding_share(first, lengths) < 0.05 < padding_share(random_batches, lengths)
+
+
+# ------------------------------------------------------------------ what ends a line
+#: Every character str.splitlines() ends a line at, besides \n and \r\n.
+OTHER_LINE_BREAKS = ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("separator", OTHER_LINE_BREAKS, ids=lambda s: f"U+{ord(s):04X}")
+def test_only_newline_and_crlf_end_a_line(tmp_path, separator):
+    """Other line separators inside a line are text (whitespace between words): one pair."""
+    path = tmp_path / "c.tsv"
+    text = f"我{separator}爱\tI{separator}love\t0-0 1-1\r\n中国\tChina\t0-0\nbad line\n"
+    path.write_text(text, encoding="utf-8", newline="")
+    with pytest.raises(UserError, match=r"c\.tsv:3: expected at least 2"):
+        read_tsv(path)
+    path.write_text(text.replace("bad line\n", ""), encoding="utf-8", newline="")
+    assert read_tsv(path) == [
+        Pair(("我", "爱"), ("I", "love"), ((0, 0), (1, 1))),
+        Pair(("中国",), ("China",), ((0, 0),)),
+    ]
+
+
+def test_a_carriage_return_inside_a_line_is_a_file_line_error(tmp_path):
+    path = tmp_path / "mac.tsv"
+    path.write_bytes("我\tI\t0-0\n爱\tlove\r中国\tChina\n".encode())
+    with pytest.raises(UserError, match=r"mac\.tsv:2: a carriage return \(\\r\) inside the line"):
+        read_tsv(path)
+
+
+# ------------------------------------------------------------------ an empty alignment column
+def test_an_alignment_column_empty_on_every_line_means_no_alignments(tmp_path):
+    """A trailing TAB on a two-column corpus is not an (empty) gold alignment per pair."""
+    path = tmp_path / "c.tsv"
+    path.write_text("我 爱\tI love\t\n中国\tChina\t \n你\tyou\n", encoding="utf-8")
+    assert [p.alignment for p in read_tsv(path)] == [None, None, None]
+
+
+def test_an_empty_alignment_beside_others_is_a_pair_without_links(tmp_path):
+    path = tmp_path / "c.tsv"
+    path.write_text("我 爱\tI love\t0-0 1-1\n啊\toh\t\n你\tyou\n", encoding="utf-8")
+    assert [p.alignment for p in read_tsv(path)] == [((0, 0), (1, 1)), (), None]
+
+
+# ------------------------------------------------------------------ byte-order marks
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+def test_a_byte_order_mark_is_not_part_of_the_first_word(tmp_path, suffix):
+    import gzip
+
+    data = "\ufeff我 爱\tI love\t0-0 1-1\n".encode() + "\ufeff中国\tChina\t0-0\n".encode()
+    path = tmp_path / f"c.tsv{suffix}"  # the second BOM: two files with BOMs concatenated
+    path.write_bytes(gzip.compress(data) if suffix else data)
+    pairs = read_tsv(path)
+    assert [p.src for p in pairs] == [("我", "爱"), ("中国",)]

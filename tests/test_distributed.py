@@ -16,13 +16,8 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from seq2seq.errors import UserError
-from seq2seq.training.distributed import (
-    Launch,
-    check_batch_size,
-    refuse_multirun,
-    shard,
-    worker_overrides,
-)
+from seq2seq.training.distributed import shard
+from seq2seq.training.launch import Launch, check_batch_size, refuse_multirun, worker_overrides
 from tests.helpers.bad_input import PROCESS_TIMEOUT
 from tests.helpers.runs import REPO, TINY_OVERRIDES, loss_curve, run_script, script_env
 

@@ -34,6 +34,14 @@ EVALUATE_CASES = [
          ("--data-dir", "nowhere", "does not exist"), prepare=run_copy()),
     Case("evaluate-malformed-test-split", "evaluate.py", ("{run}", "--data-dir", "{corpus}"),
          ("test.tsv:2:", "'5-5'", "out of range"), prepare=run_and_bad_test_split),
+    Case("evaluate-run-is-a-file", "evaluate.py", ("README.md",),
+         ("README.md is a file, not a run folder",)),
+    Case("evaluate-unknown-device", "evaluate.py", ("{run}", "--device", "gpu"),
+         ("--device gpu is unknown; use auto, cpu, cuda, cuda:N or mps",), prepare=run_copy()),
+    Case("evaluate-read-only-run-folder", "evaluate.py", ("{run}", "--device", "cpu"),
+         ("the scores above were not recorded in", "metrics.json", "read-only file system",
+          "copy the run folder"),
+         prepare=run_copy(), read_only="{run}", stdout=("BLEU", "chrF", "AER")),
 ]  # fmt: skip
 
 

@@ -1,10 +1,14 @@
-"""Evaluating a run folder reads the checkpoint's stored config as plain data."""
+"""Evaluating a run folder reads the checkpoint's stored config as plain data, and shows its
+progress when asked to."""
 
 from __future__ import annotations
 
+import io
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
+import pytest
 import torch
 from omegaconf import OmegaConf
 
@@ -45,3 +49,26 @@ def test_a_stored_data_dir_is_never_interpolated(tmp_path, monkeypatch):
     assert evaluation.scores.bleu >= 0.0  # read the folder literally named evil_${...}
     assert evaluation.corpus == literal and evaluation.checkpoint == "best.pt"
     assert not (tmp_path / "evil_s3cret").exists()
+
+
+class Terminal(io.StringIO):
+    """A stderr that says it is a terminal (tqdm draws only on one)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("progress", "stream", "drawn"),
+    [(True, Terminal, True), (True, io.StringIO, False), (False, Terminal, False)],
+)
+def test_evaluation_shows_progress_only_when_asked_and_on_a_terminal(
+    tmp_path, monkeypatch, progress, stream, drawn
+):
+    """evaluate.py asks for a progress bar on stderr; validation during training never does."""
+    write_toy_corpus(tmp_path / "corpus", sizes=(40, 8, 8))
+    write_run(tmp_path / "run", str(tmp_path / "corpus"))
+    monkeypatch.setattr(sys, "stderr", stream())
+    evaluate_run(tmp_path / "run", device="cpu", batch_size=4, progress=progress)
+    shown = sys.stderr.getvalue()
+    assert ("translating:" in shown and "/8 " in shown) is drawn, shown  # 8 test sentences

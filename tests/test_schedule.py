@@ -18,15 +18,29 @@ def optimizer() -> torch.optim.Optimizer:
 def test_linear_schedule_warms_up_then_falls_to_zero_at_the_last_step():
     cfg = compose_config("train.lr_schedule=linear", "train.lr=1.0", "train.warmup_steps=2")
     sgd = optimizer()
-    schedule = build_schedule(sgd, cfg.train, total_steps=6)
+    schedule = build_schedule(sgd, cfg.train, total_steps=20)
     lrs = []
-    for _ in range(6):
+    for _ in range(20):
         lrs.append(schedule.lr)
         sgd.step()
         schedule.after_update()
         schedule.after_validation(1.0)  # no effect on a linear schedule
-    assert lrs == pytest.approx([0.5, 1.0, 1.0, 0.75, 0.5, 0.25])
+    assert lrs[:4] == pytest.approx([0.5, 1.0, 1.0, 17 / 18])
+    assert lrs[-2:] == pytest.approx([2 / 18, 1 / 18])
     assert schedule.lr == 0.0
+
+
+@pytest.mark.parametrize(("total", "warmup_lrs"), [(40, [0.25, 0.5, 0.75, 1.0]), (20, [0.5, 1.0])])
+def test_the_warm_up_takes_at_most_a_tenth_of_a_short_run(total, warmup_lrs):
+    cfg = compose_config("train.lr_schedule=linear", "train.lr=1.0", "train.warmup_steps=200")
+    sgd = optimizer()
+    schedule = build_schedule(sgd, cfg.train, total_steps=total)
+    lrs = []
+    for _ in warmup_lrs:
+        lrs.append(schedule.lr)
+        sgd.step()
+        schedule.after_update()
+    assert lrs == pytest.approx(warmup_lrs)  # 200 asked, a tenth of the run taken
 
 
 def test_plateau_schedule_cuts_the_rate_after_stalled_validations():
@@ -41,14 +55,16 @@ def test_plateau_schedule_cuts_the_rate_after_stalled_validations():
 @pytest.mark.parametrize("name", LR_SCHEDULES)
 def test_a_schedule_resumes_where_it_stopped(name: str) -> None:
     cfg = compose_config(f"train.lr_schedule={name}", "train.warmup_steps=2", "train.lr_factor=0.5")
-    first = build_schedule(optimizer(), cfg.train, total_steps=10)
+    first = build_schedule(optimizer(), cfg.train, total_steps=20)
     for loss in (1.0, 1.0, 1.0):
+        first.optimizer.step()
         first.after_update()
         first.after_validation(loss)
-    second = build_schedule(optimizer(), cfg.train, total_steps=10)
+    second = build_schedule(optimizer(), cfg.train, total_steps=20)
     second.optimizer.load_state_dict(first.optimizer.state_dict())  # as a checkpoint does
     second.load_state_dict(first.state_dict())
     for schedule in (first, second):
+        schedule.optimizer.step()
         schedule.after_update()
         schedule.after_validation(1.0)
     assert second.state_dict() == first.state_dict()

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
+import signal
+import subprocess
+import sys
 
-from tests.helpers.runs import TOY_LEXICON, run_script
+from tests.helpers.runs import REPO, TOY_LEXICON, run_script, script_env
 
 
 def test_translate_arguments_stdin_beam_and_heatmaps(tiny_run, tmp_path):
@@ -76,3 +80,56 @@ def test_make_corpus_writes_then_refuses_to_overwrite_a_different_corpus(tmp_pat
     other = run_script("make_corpus.py", f"data.dir={tmp_path}", *args, "data.seed=1")
     assert other.returncode == 2 and "already holds a different corpus" in other.stderr
     assert (tmp_path / "train.tsv").read_bytes() == train
+
+
+# ------------------------------------------------------------------ interrupted or cut short
+INTERRUPTIBLE = """
+import sys, time
+from seq2seq.errors import exit_on_user_error
+
+@exit_on_user_error
+def main():
+    print("ready", flush=True)
+    time.sleep(60)
+
+main()
+"""
+
+
+def test_ctrl_c_in_a_script_is_one_line_and_exit_130():
+    process = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTIBLE], cwd=REPO, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=script_env(),
+    )  # fmt: skip
+    assert process.stdout.readline() == "ready\n"
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr == "interrupted\n"
+
+
+def test_a_closed_stdout_ends_evaluate_quietly_with_141(tiny_run, tmp_path):
+    """``evaluate.py RUN | head``: the reader went away; no traceback, nothing recorded."""
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run("additive"), run)
+    before = (run / "metrics.json").read_bytes()
+    process = subprocess.Popen(
+        [sys.executable, str(REPO / "scripts" / "evaluate.py"), str(run), "--device", "cpu"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=script_env(),
+    )  # fmt: skip
+    process.stdout.close()  # like `head` after its lines: every write now fails (EPIPE)
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 141, stderr
+    assert stderr == ""
+    assert (run / "metrics.json").read_bytes() == before
+
+
+def test_a_byte_order_mark_on_stdin_or_in_an_argument_is_not_part_of_a_word(tiny_run):
+    run_dir = str(tiny_run("additive"))
+    plain = run_script("translate.py", run_dir, "我 爱 中国")
+    from_stdin = run_script("translate.py", run_dir, input_text="\ufeff我 爱 中国\r\n")
+    from_argument = run_script("translate.py", run_dir, "\ufeff我 爱 中国")
+    for result in (plain, from_stdin, from_argument):
+        assert result.returncode == 0, result.stderr
+        assert "unknown words" not in result.stderr, result.stderr
+    assert from_stdin.stdout == plain.stdout == from_argument.stdout

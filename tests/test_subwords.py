@@ -1,5 +1,5 @@
-"""English subwords (data.tgt_subwords): trained on train only, carried by the vocabulary,
-joined back into text for BLEU and for translate.py."""
+"""Subwords (data.tgt_subwords for English, data.src_subwords for Chinese): trained on train
+only, carried by the vocabulary, joined back into text for BLEU and for translate.py."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import torch
 
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.loading import load_corpus, load_splits
-from seq2seq.data.subwords import MODEL_FILE, Subwords
+from seq2seq.data.subwords import MODEL_FILE, SOURCE_MODEL_FILE, Subwords
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.evaluation import scoring
+from seq2seq.evaluation.inference import TrainedRun
 from seq2seq.model.checkpoint import load_checkpoint
 from tests.helpers.config import small_data, tatoeba_data
 from tests.helpers.runs import run_script
@@ -49,8 +50,13 @@ def test_training_is_deterministic_and_segmentation_round_trips():
 
 
 def test_nothing_to_learn_from_is_a_user_error():
-    with pytest.raises(UserError, match="no English"):
+    with pytest.raises(UserError, match="no text to learn from"):
         Subwords.train(["", "  "], 40)
+
+
+def test_fewer_pieces_than_characters_is_a_user_error_naming_the_least_size():
+    with pytest.raises(UserError, match=r"data.src_subwords=8 .* at least 13$"):
+        Subwords.train(["我爱中国你好世界天气很好"] * 5, 8, "data.src_subwords")
 
 
 def test_corpus_targets_become_pieces_of_a_model_trained_on_train_only(tmp_path):
@@ -66,6 +72,24 @@ def test_corpus_targets_become_pieces_of_a_model_trained_on_train_only(tmp_path)
         assert subwords.join(pair.tgt) == pair.tgt_raw.text.lower()
     pieces = {piece for p in corpus.train for piece in p.tgt}
     assert set(corpus.tgt_vocab.itos[4:]) == pieces  # every piece kept (no min_freq cut)
+
+
+def test_corpus_sources_become_pieces_of_a_model_trained_on_train_only(tmp_path):
+    data = tatoeba_data(path=str(corpus_file(tmp_path)), valid_size=8, test_size=8)
+    data.src_subwords = 16
+    corpus = load_corpus(data)
+    subwords = corpus.src_vocab.subwords
+    assert subwords is not None and corpus.tgt_vocab.subwords is None
+    chars = load_splits(data)  # character-level Chinese, joined without spaces
+    train_text = ["".join(p.src) for p in chars["train"]]
+    assert subwords == Subwords.train(train_text, 16)
+    for plain, pair in zip(chars["test"], corpus.test, strict=True):
+        assert pair.src == subwords.segment("".join(plain.src))
+        assert pair.tgt == plain.tgt  # English untouched
+    assert any(len(piece.lstrip("▁")) > 1 for p in corpus.train for piece in p.src)
+    pieces = {piece for p in corpus.train for piece in p.src}
+    assert set(corpus.src_vocab.itos[4:]) == pieces
+    assert load_corpus(data).src_vocab == corpus.src_vocab  # deterministic
 
 
 def test_the_vocabulary_carries_the_model_through_plain_data(tmp_path):
@@ -99,22 +123,26 @@ def test_bleu_joins_pieces_and_scores_against_the_original_sentences(tmp_path, m
     assert scores.bleu == pytest.approx(100.0) and scores.exact_match == 1.0
 
 
-def test_corpora_with_word_alignments_stay_word_level(tmp_path):
+@pytest.mark.parametrize("option", ["tgt_subwords", "src_subwords"])
+def test_corpora_with_word_alignments_stay_word_level(tmp_path, option):
     with pytest.raises(UserError, match="synthetic one is scored and aligned word by word"):
-        load_corpus({**small_data(tmp_path / "s"), "tgt_subwords": 50})
+        load_corpus({**small_data(tmp_path / "s"), option: 50})
     own = tmp_path / "own"
     own.mkdir()
     for split in ("train", "valid", "test"):
         (own / f"{split}.tsv").write_text("我 爱 你\tI love you.\t0-0 1-1 2-2\n", encoding="utf-8")
-    aligned = {**small_data(own), "synthetic": False, "tgt_subwords": 50}
-    with pytest.raises(UserError, match="alignment_column=null"):
+    aligned = {**small_data(own), "synthetic": False, option: 50}
+    with pytest.raises(UserError, match=f"data.{option}: .*alignment_column=null"):
         load_corpus(aligned)
-    assert load_corpus({**aligned, "alignment_column": None}).tgt_vocab.subwords is not None
+    corpus = load_corpus({**aligned, "alignment_column": None})
+    vocab = corpus.tgt_vocab if option == "tgt_subwords" else corpus.src_vocab
+    assert vocab.subwords is not None
 
 
 def test_train_translate_and_evaluate_a_subword_run(tmp_path):
-    """The real entry points: the model is saved in the run and in the checkpoint; translate
-    prints joined English (no ``▁``); evaluate re-segments the split with the run's model."""
+    """The real entry points, subwords on both sides: each model is saved in the run and in
+    the checkpoint; translate cuts the Chinese into the run's pieces and prints joined English
+    (no ``▁``); evaluate re-segments the split with the run's models."""
     run_dir = tmp_path / "run"
     result = run_script(
         "train.py",
@@ -123,6 +151,7 @@ def test_train_translate_and_evaluate_a_subword_run(tmp_path):
         "data.valid_size=8",
         "data.test_size=8",
         "data.tgt_subwords=60",
+        "data.src_subwords=16",
         "data.samples=['第一号。']",
         "model.embed_size=16",
         "model.hidden_size=16",
@@ -137,6 +166,10 @@ def test_train_translate_and_evaluate_a_subword_run(tmp_path):
     saved = (run_dir / MODEL_FILE).read_bytes()
     payload = load_checkpoint(run_dir / "checkpoints" / "best.pt")
     assert Vocab.from_dict(payload.vocab["tgt"]).subwords == Subwords(saved)
+    source_model = Subwords((run_dir / SOURCE_MODEL_FILE).read_bytes())
+    assert Vocab.from_dict(payload.vocab["src"]).subwords == source_model
+    run = TrainedRun.load(run_dir, "best.pt", device="cpu")
+    assert run.tokenize("第一 号。") == source_model.segment("第一号。")
     translated = run_script("translate.py", str(run_dir), "第一号。")
     assert translated.returncode == 0, translated.stderr
     assert translated.stdout.strip() and "▁" not in translated.stdout
@@ -144,6 +177,7 @@ def test_train_translate_and_evaluate_a_subword_run(tmp_path):
     assert evaluated.returncode == 0, evaluated.stderr
     metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["test"]["bleu_tokenize"] == "13a"
+    assert evaluated.stdout.count("\n") > 1  # the scores of the re-segmented split
 
 
 def test_label_smoothing_changes_the_training_loss_only():

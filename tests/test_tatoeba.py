@@ -6,6 +6,9 @@ import gzip
 import hashlib
 import lzma
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -21,7 +24,7 @@ from seq2seq.evaluation.summary import RunSummary
 from seq2seq.model.checkpoint import load_checkpoint
 from tests.helpers.config import small_data, tatoeba_data
 from tests.helpers.metrics import full_metrics
-from tests.helpers.runs import REPO, run_script
+from tests.helpers.runs import REPO, run_script, script_env
 
 SHIPPED = REPO / "data" / "tatoeba" / "cmn-eng.txt.xz"
 README = REPO / "data" / "tatoeba" / "README.md"
@@ -49,9 +52,25 @@ def real_pair(text: str) -> Pair:
     return Pair(("x",), tokenize_tgt(text, True, True), tgt_raw=RawTarget(text, True, True))
 
 
-def test_config_reads_the_shipped_file_and_nothing_else():
+def test_config_reads_the_shipped_file_and_nothing_else(tmp_path, monkeypatch):
+    """From any working directory: the shipped corpus is found through the package."""
+    monkeypatch.chdir(tmp_path)
     data = tatoeba_data()
-    assert data.path == "data/tatoeba/cmn-eng.txt.xz" and (REPO / data.path).is_file()
+    assert data.path == str(SHIPPED) and Path(data.path).is_file()
+
+
+def test_a_corpus_of_ones_own_stays_relative_to_the_working_directory():
+    assert tatoeba_data(path="my/cmn.txt").path == "my/cmn.txt"
+
+
+def test_training_on_the_shipped_corpus_works_from_another_folder(tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "train.py"), "data=tatoeba", "--cfg", "job",
+         "--resolve"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=script_env(),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert f"path: {SHIPPED}" in result.stdout
 
 
 def test_readme_checksums_and_count_match_the_shipped_file():

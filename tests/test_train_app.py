@@ -109,8 +109,8 @@ def test_resume_refuses_another_lr_schedule(tiny_run, toy_corpus):
     before = (run_dir / "checkpoints/last.pt").read_bytes()
     result = run_script(
         "train.py", *TINY_OVERRIDES, f"data.dir={toy_corpus}", f"hydra.run.dir={run_dir}",
-        "resume=true", "train.lr_schedule=linear",
+        "resume=true", "train.lr_schedule=plateau",
     )  # fmt: skip
     assert result.returncode == 2
-    assert "train.lr_schedule is 'plateau' in the checkpoint, 'linear' now" in result.stderr
+    assert "train.lr_schedule is 'linear' in the checkpoint, 'plateau' now" in result.stderr
     assert (run_dir / "checkpoints/last.pt").read_bytes() == before

@@ -60,7 +60,24 @@ TRAIN_CASES = [
                "train.max_steps=6", "train.num_threads=1", run="{nan_run}"),
          ("loss became", "train.lr"),
          prepare=non_finite_run, check=last_good_checkpoint_loads),
+    Case("negative-column", "train.py", train("data.src_column=-1"),
+         ("data.src_column must not be negative, got -1",)),
+    Case("one-column-twice", "train.py", train("data.alignment_column=1"),
+         ("data.tgt_column and data.alignment_column are both column 1",)),
+    Case("unreachable-exact-match", "train.py", train("train.stop_at_exact_match=5"),
+         ("train.stop_at_exact_match must be in [0, 1] or null (off), got 5",)),
+    Case("more-threads-than-cores", "train.py", train("train.num_threads=1000"),
+         ("train.num_threads=1000 is more than the", "CPU core")),
+    Case("unknown-device", "train.py", train("device=tpu"),
+         ("device=tpu is unknown; use auto, cpu, cuda, cuda:N or mps",)),
+    Case("absent-gpu", "train.py", train("device=cuda:5"), ("device=cuda:5 but", "CUDA GPU")),
 ]  # fmt: skip
+
+MODEL_TOO_LARGE = Case(
+    "model-too-large-for-memory", "train.py", train("model.hidden_size=100000"),
+    ("model.hidden_size=100000", "GiB for its weights, gradients and optimizer state",
+     "lower model.hidden_size or model.embed_size"),
+)  # fmt: skip
 
 # Bug (seq2seq/config.py, see the report): an lr past float32's range crashes Adam's first
 # step with a RuntimeError traceback instead of a one-line error. Remove the mark once fixed.
@@ -73,7 +90,7 @@ DEBUG_CASES = [
          ("UserError: train.lr must be positive",), code=1, env={"HYDRA_FULL_ERROR": "1"}),
 ]  # fmt: skip
 
-CASES = [*TRAIN_CASES, LR_OVERFLOW]
+CASES = [*TRAIN_CASES, LR_OVERFLOW, MODEL_TOO_LARGE]
 
 
 outcomes = outcomes_fixture(CASES + DEBUG_CASES)

@@ -20,6 +20,17 @@ from tests.helpers.bad_input import (
 )
 
 TOO_LONG = " ".join(["我"] * 25)  # the toy corpus' longest source has 12 tokens: limit 24
+NOT_UTF8 = "我 爱 中国\n".encode() + "我 爱 中国\n".encode("gb18030")
+#: The bytes of GB18030 text in an argument, as Python hands them over (surrogate escapes).
+GB18030_ARGUMENT = "中国".encode("gb18030").decode("utf-8", "surrogateescape")
+
+
+def no_heatmap(name: str):
+    def check(paths, message) -> None:
+        assert not (paths["tmp"] / name).exists()
+
+    return check
+
 
 TRANSLATE_CASES = [
     Case("translate-missing-run", "translate.py", ("{tmp}/no_such_run", "我 爱 中国"),
@@ -39,6 +50,31 @@ TRANSLATE_CASES = [
          prepare=shared_run, stdin=""),
     Case("translate-too-long", "translate.py", ("{run}", TOO_LONG),
          ("25 tokens", "limit of 24"), prepare=shared_run),
+    Case("translate-run-is-a-file", "translate.py", ("README.md", "我 爱 中国"),
+         ("README.md is a file, not a run folder",)),
+    Case("translate-not-utf8-stdin", "translate.py", ("{run}",),
+         ("stdin:2: not valid UTF-8", "iconv"), prepare=shared_run, stdin=NOT_UTF8),
+    Case("translate-not-utf8-argument", "translate.py", ("{run}", "我 爱", GB18030_ARGUMENT),
+         ("sentence 2 (an argument) is not valid UTF-8",), prepare=shared_run),
+    Case("translate-carriage-return-stdin", "translate.py", ("{run}",),
+         ("stdin:1: a carriage return", "inside the line"), prepare=shared_run,
+         stdin="我 爱\r中国\n"),
+    Case("translate-unknown-device", "translate.py", ("{run}", "我", "--device", "tpu"),
+         ("--device tpu is unknown; use auto, cpu, cuda, cuda:N or mps",), prepare=shared_run),
+    Case("translate-absent-gpu", "translate.py", ("{run}", "我", "--device", "cuda:5"),
+         ("--device cuda:5 but", "CUDA GPU"), prepare=shared_run),
+    Case("translate-heatmap-unknown-format", "translate.py",
+         ("{run}", "我", "--heatmap", "{tmp}/map.docx"),
+         ("map.docx", "unknown image format '.docx'", ".png", ".pdf", ".svg"),
+         prepare=shared_run, check=no_heatmap("map.docx")),
+    Case("translate-heatmap-to-a-folder", "translate.py", ("{run}", "我", "--heatmap", "{tmp}"),
+         ("--heatmap", "is a folder; give a file name"), prepare=shared_run),
+    Case("translate-heatmap-read-only", "translate.py",
+         ("{run}", "我", "--heatmap", "{tmp}/ro/map.png"),
+         ("cannot write", "map.png", "read-only file system"), prepare=shared_run,
+         read_only="{tmp}/ro", check=no_heatmap("ro")),
+    Case("translate-heatmap-full-disk", "translate.py", ("{run}", "我", "--heatmap", "/dev/full"),
+         ("cannot write /dev/full: no space left",), prepare=shared_run),
 ]  # fmt: skip
 
 DEBUG_CASES = [

@@ -1,4 +1,5 @@
-"""Tests for seq2seq.viz: CJK font registration, attention heat maps, line charts."""
+"""Tests for seq2seq.viz: CJK font registration, attention heat maps, line charts, files in
+the format their name asks for."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.font_manager import fontManager
 
+from seq2seq.errors import UserError
 from seq2seq.viz import (
     figure_to_image_array,
     font_families,
@@ -243,3 +245,34 @@ def test_plot_message_says_why_there_is_nothing(tmp_path: Path) -> None:
     assert [t.get_text() for t in ax.texts] == ["no AER: no gold alignments"]
     assert ax.get_title() == "AER" and not ax.axison
     assert_png(save_figure(fig, tmp_path / "m.png"))
+
+
+@pytest.mark.parametrize(
+    ("name", "magic"),
+    [("map.pdf", b"%PDF"), ("map.svg", b"<?xml"), ("map.PNG", PNG_MAGIC), ("map", PNG_MAGIC),
+     ("map.jpg", b"\xff\xd8\xff")],
+)  # fmt: skip
+def test_the_suffix_chooses_the_image_format(tmp_path: Path, name: str, magic: bytes) -> None:
+    fig = plot_attention(random_attention(4, 4), SRC, TGT)
+    save_figure(fig, tmp_path / name)
+    assert (tmp_path / name).read_bytes().startswith(magic)
+
+
+@pytest.mark.parametrize("name", ["map.docx", "map.pgf", "map.rgba", "map.png.bak"])
+def test_an_unknown_image_suffix_is_one_line_and_writes_nothing(tmp_path: Path, name) -> None:
+    fig = plot_lines({"a": [(0, 1.0), (1, 2.0)]})
+    with pytest.raises(UserError) as caught:
+        save_figure(fig, tmp_path / name)
+    suffix = Path(name).suffix
+    assert str(caught.value).startswith(
+        f"cannot save a figure as {tmp_path / name}: unknown image format '{suffix}'; "
+        "end the name in .png, .pdf, .svg"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_figure_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "map.png").mkdir()
+    fig = plot_lines({"a": [(0, 1.0), (1, 2.0)]})
+    with pytest.raises(UserError, match=r"map\.png: it is a folder; give a file name"):
+        save_figure(fig, tmp_path / "map.png")

@@ -17,7 +17,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from seq2seq.data.synthetic.generator import CorpusSpec
 from seq2seq.errors import UserError
-from seq2seq.model.names import ATTENTION_NAMES, DECODER_TYPES
+from seq2seq.machine import DEVICE_NAMES, DEVICE_PATTERN, usable_cores
+from seq2seq.model.names import ATTENTION_NAMES, DECODER_TYPES, INIT_SCHEMES
 
 #: ``train.lr_schedule`` values (seq2seq.training.schedule.SCHEDULES builds each) and
 #: ``train.select_best`` rules (seq2seq.training.selection.SELECTION_RULES); tests hold
@@ -46,10 +47,11 @@ class DataConfig:
         "Seed of the synthetic corpus and of the split of a single-file corpus (`path`); "
         "separate from the top-level `seed`, so runs over initialisation seeds share one corpus.",
     )
-    dir: str = _f(
+    dir: str | None = _f(
         SYNTHETIC_DIR,
         "Folder holding train.tsv, valid.tsv and test.tsv. The default is named after the "
-        "synthetic corpus' settings (seed, sizes, lengths), so another spec gets its own folder.",
+        "synthetic corpus' settings (seed, sizes, lengths), so another spec gets its own folder; "
+        "data=tsv has none: give it.",
     )
     synthetic: bool = _f(
         True,
@@ -84,6 +86,13 @@ class DataConfig:
         "the train split's English (saved in the run and its checkpoints); 0 = words. Real "
         "corpora without gold alignments only.",
     )
+    src_subwords: int = _f(
+        0,
+        "Chinese as subwords: the vocabulary size of a sentencepiece unigram model trained on "
+        "the train split's Chinese (a character-level corpus' characters joined), carried in "
+        "the run like the English one; 0 = characters or words. Real corpora without gold "
+        "alignments only.",
+    )
     samples: list[str] = _f(
         [
             "我 爱 中国",
@@ -104,6 +113,11 @@ class ModelConfig:
     encoder_layers: int = _f(1, "Stacked encoder GRU layers.")
     bidirectional: bool = _f(True, "Bidirectional encoder.")
     dropout: float = _f(0.1, "Dropout on embeddings and the output layer.")
+    init: str = _f(
+        "xavier",
+        "How new weights start: xavier (Glorot uniform, the GRU's per gate; zero biases; as "
+        "JoeyNMT does) or pytorch (PyTorch's layer defaults, this project's before).",
+    )
     decoder: str = _f(
         "bahdanau",
         "Decoder arrangement: luong (attend from the new state; training runs without a loop "
@@ -133,7 +147,7 @@ class TrainConfig:
         4, "Stop after this many validations without a better model (see select_best)."
     )
     select_best: str = _f(
-        "bleu",
+        "exact_match",
         "Which validation's model becomes best.pt (and is tested): exact_match (higher valid "
         "exact match, then lower valid loss), bleu (higher valid BLEU, then lower loss) or "
         "loss (lower valid loss).",
@@ -146,11 +160,15 @@ class TrainConfig:
     clip_grad_norm: float = _f(1.0, "Clip the gradient norm to this (0 = off).")
     teacher_forcing: float = _f(1.0, "Probability of feeding the reference token at each step.")
     lr_schedule: str = _f(
-        "plateau",
+        "linear",
         "linear (warm up over warmup_steps, then decay linearly to 0 at the last planned step: "
         "max_steps, else max_epochs) or plateau (cut by lr_factor when valid loss stalls).",
     )
-    warmup_steps: int = _f(0, "Updates of linear learning-rate warm-up (lr_schedule=linear).")
+    warmup_steps: int = _f(
+        200,
+        "Updates of linear learning-rate warm-up (lr_schedule=linear; at most a tenth of the "
+        "planned updates, so that a short run reaches train.lr).",
+    )
     lr_factor: float = _f(
         0.3, "Multiply the learning rate by this when valid loss plateaus (lr_schedule=plateau)."
     )
@@ -179,7 +197,16 @@ class TrainConfig:
         "relative to 1 for a word with sure links (0 = not guided).",
     )
     num_threads: int = _f(
-        0, "CPU threads for PyTorch (0 = auto: one; see seq2seq.runtime.set_threads)."
+        0,
+        "CPU threads for PyTorch in each process (0 = auto: one; use the other cores with more "
+        "processes, see train.processes and seq2seq.runtime.set_threads).",
+    )
+    processes: str = _f(
+        "auto",
+        "Processes that train this one run (PyTorch DDP, started by PyTorch's elastic "
+        "launcher on this machine): auto = one per CUDA GPU, else one per CPU core (at most "
+        "one per 16 pairs of train.batch_size); 1 = this process only; or a number. A sweep's "
+        "jobs (-m) always train in one process each; under torchrun its own count applies.",
     )
 
 
@@ -189,7 +216,9 @@ class Config:
         0,
         "Seed of initialisation, batching and sampling (the corpus has its own: data.seed).",
     )
-    device: str = _f("auto", "auto (CUDA when present), cpu or cuda.")
+    device: str = _f(
+        "auto", "auto (CUDA when present, else the CPU), cpu, cuda, cuda:N (that GPU) or mps."
+    )
     resume: bool = _f(False, "Continue from checkpoints/last.pt in the run folder (hydra.run.dir).")
     data: DataConfig = field(default_factory=DataConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -198,8 +227,23 @@ class Config:
 
 
 def register_configs() -> None:
-    """Register the schema so ``conf/config.yaml`` can list ``config_schema`` in its defaults."""
+    """Register the schema so ``conf/config.yaml`` can list ``config_schema`` in its defaults,
+    the resolver ``--help`` renders the options with (:mod:`seq2seq.config.help`), and
+    ``${seq2seq_repo:data/tatoeba/cmn-eng.txt.xz}``: a path inside this repository, made
+    absolute, so the corpora shipped with it are found from any working directory (the
+    paths a user gives, e.g. ``data.path=...``, stay relative to the working directory)."""
+    from pathlib import Path
+
+    from seq2seq.config.help import options_help
+
     ConfigStore.instance().store(name="config_schema", node=Config)
+    OmegaConf.register_new_resolver(
+        "seq2seq_options", lambda *, _root_: options_help(_root_), replace=True
+    )
+    repository = Path(__file__).resolve().parents[2]
+    OmegaConf.register_new_resolver(
+        "seq2seq_repo", lambda relative: str(repository / relative), replace=True
+    )
 
 
 def _check(ok: bool, message: str) -> None:
@@ -218,7 +262,15 @@ def validate(cfg: DictConfig | Config) -> None:
         m.decoder in DECODER_TYPES,
         f"model.decoder={m.decoder!r} is unknown; choose one of {', '.join(DECODER_TYPES)}",
     )
-    _check(cfg.device in ("auto", "cpu", "cuda"), f"device={cfg.device!r}: use auto, cpu or cuda")
+    # The names seq2seq.runtime.resolve_device accepts (it also checks the machine has it).
+    _check(
+        DEVICE_PATTERN.fullmatch(cfg.device) is not None,
+        f"device={cfg.device} is unknown; use {DEVICE_NAMES}",
+    )
+    _check(
+        m.init in INIT_SCHEMES,
+        f"model.init={m.init!r} is unknown; choose one of {', '.join(INIT_SCHEMES)}",
+    )
     for name in ("embed_size", "hidden_size", "encoder_layers"):
         _check(getattr(m, name) > 0, f"model.{name} must be positive, got {getattr(m, name)}")
     _check(0.0 <= m.dropout < 1.0, f"model.dropout must be in [0, 1), got {m.dropout}")
@@ -238,6 +290,11 @@ def validate(cfg: DictConfig | Config) -> None:
     for name in counts:
         _check(getattr(t, name) >= 0, f"train.{name} must not be negative, got {getattr(t, name)}")
     _check(t.max_steps > 0 or t.max_epochs > 0, "set train.max_steps or train.max_epochs above 0")
+    processes = str(t.processes).strip()
+    _check(
+        processes == "auto" or (processes.isdigit() and int(processes) >= 1),
+        f"train.processes={t.processes!r}: use auto or a whole number of processes >= 1",
+    )
     _check(
         t.clip_grad_norm >= 0, f"train.clip_grad_norm must not be negative, got {t.clip_grad_norm}"
     )
@@ -268,11 +325,49 @@ def validate(cfg: DictConfig | Config) -> None:
         d.tgt_subwords == 0 or d.tgt_subwords >= 8,
         f"data.tgt_subwords must be 0 (words) or at least 8 pieces, got {d.tgt_subwords}",
     )
+    _check(
+        d.src_subwords == 0 or d.src_subwords >= 8,
+        f"data.src_subwords must be 0 (characters or words) or at least 8 pieces, got "
+        f"{d.src_subwords}",
+    )
+    _check(
+        bool(d.synthetic or d.path or d.dir),
+        f"data={d.name} reads train.tsv, valid.tsv and test.tsv from a folder: give it with "
+        "data.dir=FOLDER",
+    )
     for name in ("train_size", "valid_size", "test_size", "min_freq"):
         _check(getattr(d, name) >= 1, f"data.{name} must be at least 1, got {getattr(d, name)}")
     _check(
         1 <= d.min_len <= d.max_len,
         f"data.min_len ({d.min_len}) must be between 1 and data.max_len ({d.max_len})",
+    )
+    for name in ("src_column", "tgt_column"):
+        _check(getattr(d, name) >= 0, f"data.{name} must not be negative, got {getattr(d, name)}")
+    _check(
+        d.alignment_column is None or d.alignment_column >= 0,
+        f"data.alignment_column must not be negative (null = no alignments), "
+        f"got {d.alignment_column}",
+    )
+    columns = {"src_column": d.src_column, "tgt_column": d.tgt_column}
+    if d.alignment_column is not None:
+        columns["alignment_column"] = d.alignment_column
+    names = list(columns)
+    for k, first in enumerate(names):
+        for second in names[k + 1 :]:
+            _check(
+                columns[first] != columns[second],
+                f"data.{first} and data.{second} are both column {columns[first]}; "
+                "give each its own (0-based) TSV column",
+            )
+    _check(
+        t.stop_at_exact_match is None or 0.0 <= t.stop_at_exact_match <= 1.0,
+        f"train.stop_at_exact_match must be in [0, 1] or null (off), got {t.stop_at_exact_match}",
+    )
+    cores = usable_cores()
+    _check(
+        t.num_threads <= cores,
+        f"train.num_threads={t.num_threads} is more than the {cores} CPU "
+        f"core{'s' * (cores != 1)} this process may use; use at most {cores} (0 = auto)",
     )
 
 

@@ -6,6 +6,19 @@ An alignment is written in Pharaoh format: space-separated links, 0-based (sourc
 linguist would accept but not require, e.g. English "the" to its noun); unaligned tokens
 are left out. A file with only ``i-j`` links reads as all sure. Och & Ney's AER scores
 attention against both sets (sure S, possible P = S plus the ``i?j`` links).
+
+Which pairs have a gold alignment is decided per file: an alignment column that is empty
+(or absent) on every line — e.g. the trailing TAB of a two-column corpus — means the file has
+no alignments (``Pair.alignment`` is ``None`` throughout, AER is n/a). In a file that has
+alignments, an empty column is a pair whose words have no links (``()``), and a line without
+the column a pair whose alignment is unknown (``None``; AER then needs every pair aligned).
+
+What the text is: UTF-8 (other bytes are a ``FILE:LINE`` error); a line ends at ``\\n`` or
+``\\r\\n`` only — a carriage return inside a line is a ``FILE:LINE`` error, and the other
+characters :meth:`str.splitlines` would break at (U+2028, U+0085, form feed, ...) are text:
+whitespace between words. Byte-order marks (U+FEFF, at the start of a file or where files
+with one were concatenated) are not part of any word and are dropped. Translate's stdin is
+read by the same rules (:func:`decode_utf8`, :func:`text_lines`).
 """
 
 from __future__ import annotations
@@ -14,7 +27,7 @@ import gzip
 import lzma
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -132,6 +145,12 @@ def tokenize_src(text: str, char_level: bool) -> tuple[str, ...]:
     return tuple(text.split())
 
 
+def join_chinese(tokens: Sequence[str], char_level: bool) -> str:
+    """Chinese tokens joined as a corpus writes them: without spaces when the corpus is read
+    per character, with them when it is segmented (the inverse of :func:`tokenize_src`)."""
+    return ("" if char_level else " ").join(tokens)
+
+
 _WORD_OR_PUNCT = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
 
 
@@ -144,8 +163,40 @@ def tokenize_tgt(text: str, lowercase: bool = False, split_punct: bool = False) 
     return tuple(text.split())
 
 
+BYTE_ORDER_MARK = "\ufeff"
+
+
+def decode_utf8(data: bytes, source: str | Path, advice: str = "re-save the file as UTF-8") -> str:
+    """``data`` as UTF-8 text, byte-order marks dropped; bytes that are not UTF-8 are a
+    :class:`UserError` naming ``source`` and the line (``FILE:LINE: not valid UTF-8``)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line_no = data[: err.start].count(b"\n") + 1
+        raise UserError(f"{source}:{line_no}: not valid UTF-8; {advice}") from None
+    return text.replace(BYTE_ORDER_MARK, "")
+
+
+def text_lines(text: str, source: str | Path) -> list[str]:
+    """The lines of ``text``, without their ends: only ``\\n`` and ``\\r\\n`` end a line
+    (line numbers count them); a carriage return anywhere else is a :class:`UserError`
+    naming ``source`` and the line."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the end of the last line, not an empty line after it
+    for line_no, line in enumerate(lines, start=1):
+        line = lines[line_no - 1] = line.removesuffix("\r")
+        if "\r" in line:
+            raise UserError(
+                f"{source}:{line_no}: a carriage return (\\r) inside the line; lines end with "
+                "\\n or \\r\\n: convert old Mac line endings (e.g. tr '\\r' '\\n')"
+            )
+    return lines
+
+
 def read_text(path: str | Path) -> str:
-    """A UTF-8 text file, decompressed first when its name ends in ``.xz`` or ``.gz``.
+    """A UTF-8 text file, decompressed first when its name ends in ``.xz`` or ``.gz``, with
+    byte-order marks dropped.
 
     Raises :class:`UserError` for a missing file, a damaged archive, or non-UTF-8 bytes
     (naming the line, counted in the decompressed text).
@@ -165,24 +216,23 @@ def read_text(path: str | Path) -> str:
             raise UserError(
                 f"{path}: not a readable {kind} file ({err}); re-download or recompress it"
             ) from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line_no = data[: err.start].count(b"\n") + 1
-        raise UserError(f"{path}:{line_no}: not valid UTF-8; re-save the file as UTF-8") from None
+    return decode_utf8(data, path)
 
 
 def read_tsv(path: str | Path, fmt: TsvFormat = TsvFormat()) -> list[Pair]:
     """Read a parallel corpus (plain, ``.xz`` or ``.gz``); blank lines are skipped.
 
     Raises :class:`UserError` naming the file and line for a missing file, non-UTF-8
-    bytes, a missing column, an empty sentence or a malformed alignment.
+    bytes, a carriage return inside a line, a missing column, an empty sentence or a
+    malformed alignment. An alignment column empty on every line means no alignments (see
+    the module's docstring).
     """
     path = Path(path)
     text = read_text(path)
     needed = max(fmt.src_column, fmt.tgt_column)
     pairs = []
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    any_links = False  # does any line's alignment column hold something?
+    for line_no, line in enumerate(text_lines(text, path), start=1):
         if not line.strip():
             continue
         fields = line.split("\t")
@@ -200,11 +250,15 @@ def read_tsv(path: str | Path, fmt: TsvFormat = TsvFormat()) -> list[Pair]:
             raw = RawTarget(fields[fmt.tgt_column].strip(), fmt.lowercase_tgt, fmt.split_tgt_punct)
         sure, possible = None, ()
         if fmt.alignment_column is not None and len(fields) > fmt.alignment_column:
+            links = fields[fmt.alignment_column]
+            any_links = any_links or bool(links.strip())
             try:
-                sure, possible = parse_alignment(fields[fmt.alignment_column], len(src), len(tgt))
+                sure, possible = parse_alignment(links, len(src), len(tgt))
             except ValueError as err:
                 raise UserError(f"{path}:{line_no}: {err}") from None
         pairs.append(Pair(src, tgt, sure, possible, tgt_raw=raw))
+    if not any_links:  # an alignment column empty on every line: the file has no alignments
+        pairs = [replace(p, alignment=None, possible=()) for p in pairs]
     return pairs
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from seq2seq.data.batching import ParallelDataset
-from seq2seq.data.corpus import Pair, tokenize_src
+from seq2seq.data.corpus import Pair, join_chinese, tokenize_src
 from seq2seq.data.detokenize import join_english
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
@@ -54,6 +54,10 @@ class TrainedRun:
         cls, run_dir: str | Path, checkpoint: str = "best.pt", device: str = "cpu"
     ) -> TrainedRun:
         run_dir = Path(run_dir)
+        if run_dir.exists() and not run_dir.is_dir():
+            raise UserError(
+                f"{run_dir} is a file, not a run folder; pass a folder made by scripts/train.py"
+            )
         if not run_dir.is_dir():
             raise UserError(
                 f"run folder {run_dir} does not exist; pass a folder made by scripts/train.py"
@@ -90,8 +94,13 @@ class TrainedRun:
 
     def tokenize(self, text: str) -> list[str]:
         """Tokenize like the run's corpus; in a word-level run, unsegmented Chinese is split
-        into known words by greedy longest match (``我爱中国`` -> ``我 爱 中国``)."""
-        if self.config["data"]["char_level_src"]:
+        into known words by greedy longest match (``我爱中国`` -> ``我 爱 中国``); a run with
+        Chinese subwords cuts the sentence into its model's pieces."""
+        char_level = self.config["data"]["char_level_src"]
+        if self.src_vocab.subwords is not None:
+            tokens = list(tokenize_src(text, char_level=char_level))
+            return self.src_vocab.subwords.segment(join_chinese(tokens, char_level))
+        if char_level:
             return list(tokenize_src(text, char_level=True))
         tokens: list[str] = []
         for token in text.split():

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq.data.batching import ParallelDataset
-from seq2seq.data.loading import check_same_file, load_splits, segment_targets
+from seq2seq.data.loading import check_same_file, load_splits, segment_sources, segment_targets
 from seq2seq.errors import UserError
 from seq2seq.evaluation.alignment_report import format_report
 from seq2seq.evaluation.inference import TrainedRun
@@ -26,9 +26,11 @@ def evaluate_run(
     checkpoint: str = "best.pt",
     data_dir: str | None = None,
     device: str = "auto",
+    progress: bool = False,
 ) -> Evaluation:
     """Full metrics of a run's checkpoint on ``split``, with what produced them; nothing is
-    written (:func:`seq2seq.evaluation.summary.record_evaluation` does that)."""
+    written (:func:`seq2seq.evaluation.summary.record_evaluation` does that). ``progress``
+    draws a progress bar on stderr while decoding (when it is a terminal)."""
     if beam_size < 1 or batch_size < 1:
         raise UserError("--beam-size and --batch-size must be at least 1")
     run = TrainedRun.load(run_dir, checkpoint, device=str(resolve_device(device)))
@@ -43,6 +45,8 @@ def evaluate_run(
         data.update(dir=data_dir, path=None, synthetic=False)
     check_same_file(data, run.corpus_sha256)
     splits = load_splits(data)
+    if run.src_vocab.subwords is not None:
+        splits = segment_sources(splits, run.src_vocab.subwords, data["char_level_src"])
     if run.tgt_vocab.subwords is not None:
         splits = segment_targets(splits, run.tgt_vocab.subwords)
     dataset = ParallelDataset(splits[split], run.src_vocab, run.tgt_vocab)
@@ -55,6 +59,7 @@ def evaluate_run(
         device=next(run.model.parameters()).device,
         beam_size=beam_size,
         select_head_on=("valid", valid) if split != "valid" else None,
+        progress=progress,
     )
     source = Path(data["path"]) if data.get("path") else Path(data["dir"]) / f"{split}.tsv"
     return Evaluation(

@@ -3,6 +3,7 @@ and the alignment error report."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -10,6 +11,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from tqdm import tqdm
 
 from seq2seq.data.batching import Batch, BucketBatchSampler, ParallelDataset
 from seq2seq.data.corpus import Pair
@@ -72,13 +74,24 @@ def translate_dataset(
     batch_size: int,
     device: torch.device,
     beam_size: int = 1,
+    progress: bool = False,
 ) -> list[list[str]]:
-    """Decoded English of every pair, in dataset order."""
+    """Decoded English of every pair, in dataset order.
+
+    ``progress`` draws a progress bar on stderr (sentences decoded; tqdm, which stays off
+    when stderr is not a terminal): ``scripts/evaluate.py`` asks for it, training's
+    validation never does.
+    """
     hypotheses: list[list[str]] = [[] for _ in range(len(dataset))]
-    for batch in eval_batches(dataset, batch_size, device):
-        output = decode(model, batch.src, batch.src_lengths, batch.src_mask, beam_size)
-        for index, ids in zip(batch.indices.tolist(), output.tokens.tolist(), strict=True):
-            hypotheses[index] = tgt_vocab.decode(ids)
+    with tqdm(
+        total=len(dataset), desc="translating", unit="sentence", leave=False, file=sys.stderr,
+        disable=None if progress else True,
+    ) as bar:  # fmt: skip
+        for batch in eval_batches(dataset, batch_size, device):
+            output = decode(model, batch.src, batch.src_lengths, batch.src_mask, beam_size)
+            for index, ids in zip(batch.indices.tolist(), output.tokens.tolist(), strict=True):
+                hypotheses[index] = tgt_vocab.decode(ids)
+            bar.update(len(batch.indices))
     return hypotheses
 
 
@@ -190,6 +203,7 @@ def evaluate(
     beam_size: int = 1,
     full: bool = True,
     select_head_on: tuple[str, ParallelDataset] | None = None,
+    progress: bool = False,
 ) -> Scores:
     """The :class:`Scores` of ``model`` on ``dataset``: quick (loss, BLEU, exact match; what
     validation needs) or ``full`` (plus chrF, token accuracy, BLEU by source length, the BLEU
@@ -200,11 +214,13 @@ def evaluate(
     ``("valid", valid_set)`` when scoring test, so the reported head is not chosen on test —
     and reported on ``dataset``; ``best_head_split`` names the split it was picked on
     (``"same"``: ``dataset`` itself, used without ``select_head_on`` or when that split
-    has no gold links).
+    has no gold links). ``progress``: a progress bar while decoding (see
+    :func:`translate_dataset`).
     """
     hypotheses = translate_dataset(
-        model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size
-    )
+        model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size,
+        progress=progress,
+    )  # fmt: skip
     references = [list(p.tgt) for p in dataset.pairs]
     scored = bleu_inputs(hypotheses, dataset.pairs, tgt_vocab.subwords)
     bleu = scored.bleu(scored.hypotheses, scored.references)

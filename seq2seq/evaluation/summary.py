@@ -127,7 +127,10 @@ class RunSummary:
         try:
             summary = from_plain(cls, {k: v for k, v in data.items() if k != "extra"})
         except RecordError as err:
-            hint = "; is it a metrics.json from train.py?" if str(err).startswith("missing") else ""
+            missing = str(err).startswith("missing")
+            hint = (
+                "; is it a metrics.json from train.py?" if missing else "; rerun or remove that run"
+            )
             raise UserError(f"{source}: {err}{hint}") from None
         for name in FULL_SCORES:
             if data["test"].get(name) is None:

@@ -4,8 +4,10 @@ the trainer alone applies a checkpoint to its state."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import torch
 from omegaconf import DictConfig
@@ -16,16 +18,17 @@ from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.model import ModelSpec
 from seq2seq.model.checkpoint import Checkpoint, load_checkpoint
-from seq2seq.runtime import rng_states
 from seq2seq.training.resume import frozen_differences
 from seq2seq.training.schedule import Schedule
 from seq2seq.training.state import TrainState
 
 LAST, BEST = "last.pt", "best.pt"
+log = logging.getLogger("seq2seq")
 
 
 def make_checkpoint(
     *,
+    rng: dict[str, Any],
     model: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
     schedule: Schedule,
@@ -33,6 +36,7 @@ def make_checkpoint(
     spec: ModelSpec,
     corpus: Corpus,
     cfg: DictConfig,
+    numerics: dict[str, str],
 ) -> Checkpoint:
     """Everything a resumed run needs to continue exactly: weights, optimizer, schedule, RNG
     streams and position, plus what inference needs (spec, vocabularies, config)."""
@@ -40,21 +44,41 @@ def make_checkpoint(
         model=model.state_dict(),
         optimizer=optimizer.state_dict(),
         scheduler=schedule.state_dict(),
-        rng=rng_states(),
+        rng=rng,
         state=state.to_dict(),
         model_spec=asdict(spec),
         vocab={"src": corpus.src_vocab.to_dict(), "tgt": corpus.tgt_vocab.to_dict()},
         config=to_plain(cfg),
         max_src_len=max(len(p.src) for p in corpus.train),
         corpus_sha256=corpus.file_sha256,
+        numerics=dict(numerics),
     )
 
 
-def load_for_resume(
-    path: Path, cfg: DictConfig, corpus: Corpus, device: torch.device
-) -> Checkpoint:
-    """``path`` loaded, after refusing a checkpoint whose frozen settings, vocabulary or corpus
-    file differ from today's (continuing it would silently train another model)."""
+def rng_record(ranks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The RNG streams a checkpoint keeps: rank 0's, and under DDP every rank's (``ranks``),
+    so that each rank of a resumed run continues its own dropout stream."""
+    return {**ranks[0], "ranks": ranks} if len(ranks) > 1 else ranks[0]
+
+
+def rng_of_rank(saved: Checkpoint, rank: int, world_size: int) -> dict[str, Any]:
+    """This rank's RNG streams from ``saved`` (rank 0's when the run had another size)."""
+    ranks = saved.rng.get("ranks")
+    if ranks is not None and len(ranks) == world_size:
+        return ranks[rank]
+    if world_size > 1 or ranks is not None:
+        log.warning(
+            "the checkpoint was written by %s process(es), this run has %d: every process "
+            "continues from rank 0's random streams (dropout differs from an uninterrupted run)",
+            len(ranks) if ranks is not None else 1,
+            world_size,
+        )
+    return {k: v for k, v in saved.rng.items() if k != "ranks"}
+
+
+def load_for_resume(path: Path, cfg: DictConfig, device: torch.device) -> Checkpoint:
+    """``path`` loaded, after refusing a checkpoint whose frozen settings differ from today's
+    (continuing it would silently train another model). Needs no corpus: checked first."""
     if not path.is_file():
         raise UserError(
             f"resume=true but {path} does not exist; point hydra.run.dir at the run folder "
@@ -66,6 +90,11 @@ def load_for_resume(
         raise UserError(
             f"cannot resume: {'; '.join(changed[:3])}; resume with the checkpoint's settings"
         )
+    return saved
+
+
+def check_same_corpus(saved: Checkpoint, cfg: DictConfig, corpus: Corpus) -> None:
+    """Refuse to resume on a corpus whose vocabulary or file differs from the checkpoint's."""
     if (
         Vocab.from_dict(saved.vocab["src"]) != corpus.src_vocab
         or Vocab.from_dict(saved.vocab["tgt"]) != corpus.tgt_vocab
@@ -76,7 +105,6 @@ def load_for_resume(
             f"cannot resume: {cfg.data.path} has changed since the checkpoint was "
             "written (its SHA-256 differs), so the splits would differ; restore the file"
         )
-    return saved
 
 
 def non_finite_error(

@@ -41,7 +41,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -49,6 +48,7 @@ import torch
 import torch.distributed as dist
 
 from seq2seq.errors import UserError
+from seq2seq.training.launch import Launch
 from seq2seq.training.tblog import RunLogger
 
 T = TypeVar("T")
@@ -56,71 +56,6 @@ T = TypeVar("T")
 TIMEOUT_ENV = "SEQ2SEQ_DDP_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 1800.0
 """Longest wait in one collective; rank 0's validation must fit in it (others wait)."""
-
-# Hydra settings a rank above 0 replaces: it must not create a run folder, a log file or a
-# ``.hydra/`` copy of the config of its own (rank 0's folder is the run's one folder).
-_WORKER_HYDRA = {
-    "hydra.run.dir": ".",
-    "hydra.output_subdir": "null",
-    "hydra/job_logging": "disabled",
-    "hydra/hydra_logging": "disabled",
-}
-
-
-@dataclass(frozen=True)
-class Launch:
-    """Where this process sits in a torchrun launch (torchrun's ``RANK``, ``LOCAL_RANK``,
-    ``WORLD_SIZE`` and ``LOCAL_WORLD_SIZE``); a plain ``python`` start is rank 0 of 1."""
-
-    rank: int = 0
-    local_rank: int = 0
-    world_size: int = 1
-    local_world_size: int = 1
-
-    @classmethod
-    def from_env(cls) -> Launch:
-        env = os.environ
-        return cls(
-            rank=int(env.get("RANK", 0)),
-            local_rank=int(env.get("LOCAL_RANK", 0)),
-            world_size=int(env.get("WORLD_SIZE", 1)),
-            local_world_size=int(env.get("LOCAL_WORLD_SIZE", 1)),
-        )
-
-    @property
-    def is_main(self) -> bool:
-        return self.rank == 0
-
-    @property
-    def distributed(self) -> bool:
-        return self.world_size > 1
-
-
-def worker_overrides(argv: Sequence[str]) -> list[str]:
-    """``argv`` for a rank above 0: the user's overrides minus the Hydra output settings, plus
-    the quiet ones of :data:`_WORKER_HYDRA` (so no stray folders or logs appear)."""
-    keys = tuple(f"{key}=" for key in _WORKER_HYDRA)
-    kept = [a for a in argv if not a.lstrip("+~").startswith(keys)]
-    return kept + [f"{key}={value}" for key, value in _WORKER_HYDRA.items()]
-
-
-def refuse_multirun(launch: Launch, multirun: bool) -> None:
-    """A Hydra sweep under torchrun is a :class:`UserError` (checked before Hydra starts)."""
-    if launch.distributed and multirun:
-        raise UserError(
-            "-m/--multirun cannot run under torchrun (every rank would sweep on its own); "
-            "sweep without torchrun, e.g. hydra/launcher=submitit_slurm, or start torchrun "
-            "once per setting"
-        )
-
-
-def check_batch_size(launch: Launch, batch_size: int) -> None:
-    """Every rank needs a pair of every global batch; checked before any process group."""
-    if batch_size < launch.world_size:
-        raise UserError(
-            f"train.batch_size={batch_size} is the global batch and must be at least the "
-            f"number of processes ({launch.world_size})"
-        )
 
 
 def timeout_s() -> float:
@@ -186,6 +121,14 @@ class ProcessGroup:
     def any(self, flag: bool) -> bool:
         """True on every rank when ``flag`` is true on one."""
         return bool(self.max(int(flag)))
+
+    def gather(self, obj: T) -> list[T]:
+        """Every rank's ``obj``, in rank order, on every rank (pickled)."""
+        if not self.distributed:
+            return [obj]
+        gathered: list[T | None] = [None] * self.world_size
+        dist.all_gather_object(gathered, obj)
+        return gathered  # type: ignore[return-value]
 
     def broadcast(self, obj: T) -> T:
         """Rank 0's ``obj`` on every rank (pickled)."""

@@ -4,6 +4,7 @@ write the summary, log hyperparameters."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -11,10 +12,12 @@ from omegaconf import DictConfig
 from seq2seq.config.schema import to_plain
 from seq2seq.data.batching import padding_share
 from seq2seq.data.subwords import MODEL_FILE as SUBWORD_MODEL_FILE
+from seq2seq.data.subwords import SOURCE_MODEL_FILE as SOURCE_SUBWORD_MODEL_FILE
 from seq2seq.evaluation.scores import Scores
 from seq2seq.evaluation.scoring import bleu_description
 from seq2seq.evaluation.summary import METRICS_FILE, Distributed, RunSummary
 from seq2seq.files import atomic_write_bytes
+from seq2seq.model.tanh import ENV as TANH_ENV
 from seq2seq.training.distributed import NullLogger, ProcessGroup
 from seq2seq.training.tblog import RunLogger
 from seq2seq.training.trainer import Trainer
@@ -47,14 +50,21 @@ def run_summary(trainer: Trainer, tested: str, test_scores: Scores) -> RunSummar
 
 
 def train(
-    cfg: DictConfig, run_dir: str | Path, group: ProcessGroup | None = None
+    cfg: DictConfig,
+    run_dir: str | Path,
+    group: ProcessGroup | None = None,
+    accept: Callable[[], None] | None = None,
 ) -> RunSummary | None:
     """Train, test the best checkpoint, write ``metrics.json``; returns its content.
 
+    ``accept`` is called (on rank 0) once the trainer is built, i.e. once the command is known
+    to be accepted, before anything is written (see :mod:`seq2seq.training.run_folder`).
     Under DDP (``group``) every rank trains; rank 0 alone logs, tests and writes, and the
     other ranks return None once training ends."""
     run_dir = Path(run_dir)
     trainer = Trainer(cfg, run_dir, group)
+    if trainer.group.is_main and accept is not None:
+        accept()
     if not trainer.group.is_main:
         trainer.fit(NullLogger())
         return None
@@ -62,10 +72,19 @@ def train(
     log.info("BLEU/chrF (validation and test) score %s", bleu_description(trainer.test_set.pairs))
     log.info("processes: %s", trainer.group.describe())
     log.info("%s", trainer.model.summary())
-    subwords = trainer.corpus.tgt_vocab.subwords
-    if subwords is not None:
-        atomic_write_bytes(run_dir / SUBWORD_MODEL_FILE, subwords.model)
-        log.info("English subwords: %d pieces, model in %s", len(subwords), SUBWORD_MODEL_FILE)
+    if trainer.spec.attention == "additive":
+        log.info(
+            "additive energies: tanh computed as %s (%s; kept by a resumed run)",
+            trainer.numerics["tanh"],
+            TANH_ENV,
+        )
+    for side, vocab, name in (
+        ("English", trainer.corpus.tgt_vocab, SUBWORD_MODEL_FILE),
+        ("Chinese", trainer.corpus.src_vocab, SOURCE_SUBWORD_MODEL_FILE),
+    ):
+        if vocab.subwords is not None:
+            atomic_write_bytes(run_dir / name, vocab.subwords.model)
+            log.info("%s subwords: %d pieces, model in %s", side, len(vocab.subwords), name)
     log.info(
         "corpus: %d train / %d valid / %d test pairs, vocab %d zh / %d en, padding share %.1f%%",
         len(trainer.train_set),

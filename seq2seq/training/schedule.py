@@ -40,12 +40,18 @@ class Schedule:
         self.scheduler.load_state_dict(state)
 
 
+#: The linear warm-up takes at most 1/MAX_WARMUP_SHARE of the planned updates.
+MAX_WARMUP_SHARE = 10
+
+
 class LinearSchedule(Schedule):
-    """Rise from 0 over ``warmup_steps`` updates, then fall linearly to 0 at ``total_steps``
-    (the run's planned last update); stepped after every update."""
+    """Rise from 0 over ``warmup`` updates (at most a tenth of the run, so that a short run
+    reaches its rate), then fall linearly to 0 at ``total_steps`` (the run's planned last
+    update); stepped after every update."""
 
     def __init__(self, optimizer: torch.optim.Optimizer, warmup: int, total_steps: int) -> None:
         super().__init__(optimizer)
+        warmup = min(warmup, total_steps // MAX_WARMUP_SHARE)
 
         def factor(step: int) -> float:
             if step < warmup:

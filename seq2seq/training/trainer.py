@@ -14,6 +14,7 @@ import logging
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 from omegaconf import DictConfig
@@ -29,11 +30,22 @@ from seq2seq.evaluation.scoring import evaluate
 from seq2seq.evaluation.summary import ValidationRecord
 from seq2seq.model import ModelSpec, Seq2Seq
 from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
-from seq2seq.runtime import resolve_device, restore_rng_states, seed_everything, set_threads
+from seq2seq.model.init import initialize
+from seq2seq.model.spec import check_fits_in_memory
+from seq2seq.model.tanh import chosen_form as chosen_tanh_form
+from seq2seq.model.tanh import use_form as use_tanh_form
+from seq2seq.runtime import (
+    resolve_device,
+    restore_rng_states,
+    rng_states,
+    seed_everything,
+    set_threads,
+)
 from seq2seq.training import checkpointing
 from seq2seq.training.checkpointing import BEST, LAST
-from seq2seq.training.distributed import Launch, ProcessGroup
+from seq2seq.training.distributed import ProcessGroup
 from seq2seq.training.guidance import AlignmentGuide
+from seq2seq.training.launch import Launch
 from seq2seq.training.objective import Objective
 from seq2seq.training.samples import log_samples, sample_sources
 from seq2seq.training.schedule import build_schedule
@@ -83,11 +95,27 @@ class Trainer:
         self.group = group or ProcessGroup(Launch(), None, self.device)
         if self.group.distributed:
             self.device = self.group.device  # cuda:<local rank> under nccl
+        # The checks that need no corpus come first: a refused command generates nothing.
+        last = self.ckpt_dir / LAST
+        saved = None
+        if cfg.resume:
+            saved = checkpointing.load_for_resume(last, cfg, self.device)
+        elif last.exists():
+            raise UserError(
+                f"{self.run_dir} already holds a training run; pass resume=true to continue it "
+                "or choose a new folder with hydra.run.dir=..."
+            )
         set_threads(cfg.train.num_threads)
         seed_everything(cfg.seed)
         self.corpus = corpus = load_corpus(cfg.data)
+        if saved is not None:
+            checkpointing.check_same_corpus(saved, cfg, corpus)
         self.spec = model_spec(cfg, corpus)
-        self.model = Seq2Seq(self.spec).to(self.device)
+        check_fits_in_memory(self.spec)  # before allocating: one line, not the allocator's
+        self.numerics = self._numerics(saved)
+        self.model = Seq2Seq(self.spec)
+        initialize(self.model, cfg.model.init)
+        self.model.to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.train.lr)
         self.state = TrainState()
         self.train_set = ParallelDataset(corpus.train, corpus.src_vocab, corpus.tgt_vocab)
@@ -97,14 +125,8 @@ class Trainer:
             self.train_set.src_lengths, cfg.train.batch_size, seed=cfg.seed
         )
         self.schedule = build_schedule(self.optimizer, cfg.train, self.total_steps)
-        last = self.ckpt_dir / LAST
-        if cfg.resume:
-            self._restore(checkpointing.load_for_resume(last, cfg, corpus, self.device))
-        elif last.exists():
-            raise UserError(
-                f"{self.run_dir} already holds a training run; pass resume=true to continue it "
-                "or choose a new folder with hydra.run.dir=..."
-            )
+        if saved is not None:
+            self._restore(saved)
         train = cfg.train
         self.guide = AlignmentGuide(
             train.alignment_weight,
@@ -121,13 +143,23 @@ class Trainer:
             teacher_forcing=train.teacher_forcing,
         )
 
+    def _numerics(self, saved: checkpointing.Checkpoint | None) -> dict[str, str]:
+        """The kernel forms this run trains with (:mod:`seq2seq.model.tanh`): a resumed run's
+        recorded ones, else rank 0's measured choice on every rank, so that float rounding
+        stays one run's from start to end."""
+        form = saved.numerics.get("tanh") if saved is not None else None
+        if form is None:
+            form = self.group.from_main(lambda: chosen_tanh_form(self.device))
+        use_tanh_form(self.device, form)
+        return {"tanh": chosen_tanh_form(self.device)}
+
     def _restore(self, saved: checkpointing.Checkpoint) -> None:
         """Continue where ``saved`` stopped: weights, optimizer, schedule, position, RNG."""
         self.model.load_state_dict(saved.model)
         self.optimizer.load_state_dict(saved.optimizer)
         self.schedule.load_state_dict(saved.scheduler)
         self.state = TrainState.from_dict(saved.state)
-        restore_rng_states(saved.rng)
+        restore_rng_states(checkpointing.rng_of_rank(saved, self.group.rank, self.group.world_size))
         log.info("resumed from %s at step %d", self.ckpt_dir / LAST, self.state.step)
 
     @property
@@ -220,6 +252,7 @@ class Trainer:
             state.best_step, state.bad_evals = state.step, 0
         else:
             state.bad_evals += 1
+        rng = self._rng_record()  # every rank takes part
         if not self.group.is_main:
             return
         logger.scalars(
@@ -241,8 +274,8 @@ class Trainer:
             data.split_tgt_punct,
         )
         if improved:
-            self._save(BEST)
-        self._save(LAST)
+            self._save(BEST, rng)
+        self._save(LAST, rng)
         logger.flush()
         log.info(
             "step %d  valid loss %.4f  BLEU %.2f  exact match %.3f  (%.1fs)%s",
@@ -271,15 +304,21 @@ class Trainer:
         if not signum:
             return
         path = self.ckpt_dir / LAST
+        rng = self._rng_record()
         if self.group.is_main:
-            path = self._save(LAST)
+            path = self._save(LAST, rng)
         self.group.barrier()  # nobody exits (torchrun would stop the others) before the save
         raise TrainingInterrupted(signum, path)
 
-    def _save(self, name: str) -> Path:
+    def _rng_record(self) -> dict[str, Any]:
+        """Every rank's RNG streams (a collective under DDP: all ranks call it together)."""
+        return checkpointing.rng_record(self.group.gather(rng_states()))
+
+    def _save(self, name: str, rng: dict[str, Any]) -> Path:
         """Write ``checkpoints/<name>`` (atomically); returns its path."""
         path = self.ckpt_dir / name
         checkpoint = checkpointing.make_checkpoint(
+            rng=rng,
             model=self.model,
             optimizer=self.optimizer,
             schedule=self.schedule,
@@ -287,6 +326,7 @@ class Trainer:
             spec=self.spec,
             corpus=self.corpus,
             cfg=self.cfg,
+            numerics=self.numerics,
         )
         save_checkpoint(path, checkpoint)
         return path

@@ -11,7 +11,7 @@ from functools import wraps
 from typing import TypeVar
 
 from seq2seq.errors import UserError, debug_enabled
-from seq2seq.training.distributed import Launch
+from seq2seq.training.launch import Launch
 
 T = TypeVar("T")
 

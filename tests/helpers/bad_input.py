@@ -42,9 +42,81 @@ def overrides(*extra: str) -> tuple[str, ...]:
 
 
 def run_with_stdin(
-    script: str, args: list[str], stdin: str = "", env: dict[str, str] | None = None
+    script: str, args: list[str], stdin: str | bytes = "", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
-    return run_script(script, *args, timeout=PROCESS_TIMEOUT, input_text=stdin, **(env or {}))
+    """Run ``scripts/<script>``; ``stdin`` as text, or as bytes (e.g. not UTF-8) given as is."""
+    if isinstance(stdin, str):
+        return run_script(script, *args, timeout=PROCESS_TIMEOUT, input_text=stdin, **(env or {}))
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / script), *args],
+        cwd=REPO, capture_output=True, timeout=PROCESS_TIMEOUT, env=script_env(env), input=stdin,
+    )  # fmt: skip
+    return subprocess.CompletedProcess(
+        result.args, result.returncode, result.stdout.decode(errors="replace"),
+        result.stderr.decode(errors="replace"),
+    )  # fmt: skip
+
+
+#: A ``sitecustomize`` that makes one folder (``$SEQ2SEQ_TEST_READ_ONLY``) behave like a
+#: read-only file system for the process: every write into it fails with EROFS. Root ignores
+#: chmod, so this is how the tables give a script a read-only place, whoever runs them.
+READ_ONLY_SITE = """
+import builtins, errno, io, os
+
+_ROOT = os.environ.get("SEQ2SEQ_TEST_READ_ONLY")
+
+
+def _inside(path):
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        return False  # a file descriptor
+    path = os.path.abspath(os.fsdecode(path))
+    return path == _ROOT or path.startswith(_ROOT + os.sep)
+
+
+def _refuse(path):
+    raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fsdecode(path))
+
+
+def _guard_open(real):
+    def guarded(file, mode="r", *args, **kwargs):
+        if any(flag in mode for flag in "wax+") and _inside(file):
+            _refuse(file)
+        return real(file, mode, *args, **kwargs)
+    return guarded
+
+
+def _guard_os_open(real):
+    def guarded(path, flags, *args, **kwargs):
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) and _inside(path):
+            _refuse(path)
+        return real(path, flags, *args, **kwargs)
+    return guarded
+
+
+def _guard_paths(real):
+    def guarded(*args, **kwargs):
+        for path in args[:2]:
+            if _inside(path):
+                _refuse(path)
+        return real(*args, **kwargs)
+    return guarded
+
+
+if _ROOT:
+    _ROOT = os.path.abspath(_ROOT)
+    builtins.open = io.open = _guard_open(io.open)
+    os.open = _guard_os_open(os.open)
+    for _name in ("mkdir", "replace", "rename", "unlink", "remove", "rmdir"):
+        setattr(os, _name, _guard_paths(getattr(os, _name)))
+"""
+
+
+def read_only_env(folder: Path, site: Path) -> dict[str, str]:
+    """The environment that makes ``folder`` read-only for a script (see READ_ONLY_SITE)."""
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "sitecustomize.py").write_text(READ_ONLY_SITE, encoding="utf-8")
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    return {"PYTHONPATH": path, "SEQ2SEQ_TEST_READ_ONLY": str(folder)}
 
 
 def start_training(run_dir: Path, *extra: str, log: Path) -> subprocess.Popen:
@@ -102,6 +174,31 @@ class CodeOnLoad:
 
     def __reduce__(self):
         return (open, (str(self.marker), "w"))
+
+
+def full_disk_open(real_open: Callable = open) -> Callable:
+    """A stand-in for ``open`` on a full disk: a file opened for writing gets its first
+    kilobyte (the partial file a full disk leaves), then every write fails with ENOSPC (the
+    writes go to ``/dev/full``). Reading is left alone. Patch a module's ``open`` with it."""
+
+    def fake_open(file, mode="r", *args, **kwargs):
+        if not any(flag in mode for flag in "wax"):
+            return real_open(file, mode, *args, **kwargs)
+        with real_open(file, "wb") as partial:
+            partial.write(b"\0" * 1024)
+        return real_open("/dev/full", mode.replace("x", "w"), *args, **kwargs)
+
+    return fake_open
+
+
+def failing_with(code: int, *names: str) -> Callable:
+    """A stand-in for ``os.replace``/``os.mkdir``/...: raises ``OSError(code)`` (e.g.
+    ``errno.EROFS``: what a read-only place gives, even to root, who ignores chmod)."""
+
+    def fail(*args, **kwargs):
+        raise OSError(code, os.strerror(code), str(args[-1] if args else ""))
+
+    return fail
 
 
 # ---------------------------------------------------------------------------- damage
@@ -221,8 +318,10 @@ class Case:
     message: tuple[str, ...]  # all must appear in the error line (Hydra: in stderr)
     code: int = 2
     prepare: Prepare = fresh_run
-    stdin: str = ""
+    stdin: str | bytes = ""
     env: dict[str, str] = field(default_factory=dict)
+    read_only: str | None = None  # a folder ("{run}", "{tmp}/ro") that is read-only for it
+    stdout: tuple[str, ...] = ()  # what must have been printed before the error
     check: Callable[[dict[str, Path], str], None] | None = None  # (paths, message)
 
 
@@ -257,8 +356,12 @@ def run_case(case: Case, tmp: Path, shared: Shared) -> Outcome:
         for name, path in paths.items()
         if name != "tmp" and path.is_dir()
     }
-    args = [arg.format_map({k: str(v) for k, v in paths.items()}) for arg in case.args]
-    result = run_with_stdin(case.script, args, case.stdin, {**ONE_THREAD, **case.env})
+    names = {k: str(v) for k, v in paths.items()}
+    args = [arg.format_map(names) for arg in case.args]
+    env = {**ONE_THREAD, **case.env}
+    if case.read_only is not None:
+        env |= read_only_env(Path(case.read_only.format_map(names)), tmp / ".read_only_site")
+    result = run_with_stdin(case.script, args, case.stdin, env)
     changed = []
     for name, before in watched.items():
         after = snapshot(paths[name], ignore)
@@ -314,6 +417,8 @@ def check_fails_cleanly(case: Case, outcome: Outcome) -> None:
         message = result.stderr
     for part in case.message:
         assert part in message, message
+    for part in case.stdout:
+        assert part in result.stdout, result.stdout[-3000:]
     assert not outcome.changed, f"files changed: {outcome.changed}"
     assert not outcome.made, f"a failed run left outputs behind: {outcome.made}"
     if "marker" in outcome.paths:

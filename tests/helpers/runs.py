@@ -43,6 +43,7 @@ TINY_OVERRIDES = [
     "train.eval_every=12",
     "train.batch_size=32",
     "train.eval_batch_size=64",
+    "train.processes=1",
     "device=cpu",
 ]
 

@@ -66,7 +66,7 @@ from seq2seq.analysis.compare.outputs import (
     write_outputs,
 )
 from seq2seq.analysis.compare.render import format_stat, render_csv, render_markdown, to_json
-from seq2seq.analysis.compare.runs import Run, find_run_dirs, load_run, load_runs
+from seq2seq.analysis.compare.runs import Run, find_run_dirs, load_run, load_runs, load_sweep
 from seq2seq.evaluation.summary import METRICS_FILE
 
 __all__ = [
@@ -91,6 +91,7 @@ __all__ = [
     "group_runs",
     "load_run",
     "load_runs",
+    "load_sweep",
     "make_figures",
     "mean_sd",
     "render_csv",
@@ -110,8 +111,9 @@ def compare(
     Returns the comparison and the output folder. Raises :class:`UserError` for anything
     the user can fix (see :func:`find_run_dirs`, :func:`load_run`, :func:`resolve_out_dir`).
     """
-    runs = load_runs(paths)
+    runs, left_out = load_sweep(paths)
     target = resolve_out_dir(paths, out)
     comparison = build_comparison(runs, allow_mixed_data=allow_mixed_data)
+    comparison.warnings[:0] = left_out
     write_outputs(comparison, target)
     return comparison, target

@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from seq2seq.analysis.compare.runs import Run
 from seq2seq.errors import UserError
 from seq2seq.evaluation.summary import RunSummary
-from seq2seq.model.attention import ATTENTION_TYPES
+from seq2seq.model.attention import ATTENTION_TYPES, has_weights
+
+#: The checkpoint training tested in runs made before ``test_checkpoint`` was recorded.
+LEGACY_TEST_CHECKPOINT = "best.pt"
 
 
 @dataclass(frozen=True)
@@ -84,13 +87,28 @@ class Variant:
 
 @dataclass
 class Comparison:
-    """Everything the outputs are made from."""
+    """Everything the outputs are made from.
+
+    The scores compared are each run's own test block (``RunSummary.test``: the checkpoint
+    ``test_checkpoints`` names, at the run's best step, with ``beam_sizes``), never the
+    evaluations ``scripts/evaluate.py`` adds. ``notes`` explain values the table cannot
+    show (why an AER is n/a).
+    """
 
     variants: list[Variant]
     buckets: list[str]
     bucket_sizes: dict[str, int] | None
     datasets: list[str]
     warnings: list[str] = field(default_factory=list)
+    test_checkpoints: list[str] = field(default_factory=list)
+    beam_sizes: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def has_attention_weights(attention: str) -> bool:
+    """Whether ``attention`` has weights; a type this version does not know (a run made by
+    another version) is judged by its AER alone."""
+    return attention not in ATTENTION_TYPES or has_weights(attention)
 
 
 def mean_sd(values: Iterable[float | None]) -> Stat:
@@ -210,6 +228,26 @@ def _check_datasets(runs: Sequence[Run], allow_mixed_data: bool) -> tuple[list[s
     return datasets, [f"the runs use different datasets ({listing})"]
 
 
+def alignment_notes(variants: Sequence[Variant]) -> list[str]:
+    """Why a variant's AER is n/a (or averages fewer runs than it has)."""
+    notes = []
+    for variant in variants:
+        aer = variant.stats["aer"]
+        if not has_attention_weights(variant.attention):
+            notes.append(f"{variant.name}: no attention weights, so no AER or attention entropy")
+        elif aer.n == 0:
+            notes.append(
+                f"{variant.name}: AER n/a: its test pairs lack gold alignments (AER is scored "
+                "only when every test pair has one)"
+            )
+        elif aer.n < len(variant.runs):
+            notes.append(
+                f"{variant.name}: AER over {aer.n} of {len(variant.runs)} runs; the test pairs "
+                "of the others lack gold alignments"
+            )
+    return notes
+
+
 def build_comparison(runs: Sequence[Run], *, allow_mixed_data: bool = False) -> Comparison:
     """Group ``runs`` by variant and compute every statistic."""
     if not runs:
@@ -225,4 +263,9 @@ def build_comparison(runs: Sequence[Run], *, allow_mixed_data: bool = False) -> 
         bucket_sizes=common_bucket_sizes(runs),
         datasets=datasets,
         warnings=warnings + _duplicate_seed_warnings(variants),
+        test_checkpoints=sorted(
+            {r.summary.test_checkpoint or LEGACY_TEST_CHECKPOINT for r in runs}
+        ),
+        beam_sizes=sorted({r.summary.test.beam_size for r in runs}),
+        notes=alignment_notes(variants),
     )

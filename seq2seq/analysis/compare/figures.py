@@ -11,9 +11,13 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from seq2seq.analysis.compare.aggregate import Comparison, Variant, mean_sd
+from seq2seq.analysis.compare.aggregate import (
+    Comparison,
+    Variant,
+    has_attention_weights,
+    mean_sd,
+)
 from seq2seq.analysis.compare.runs import Run
-from seq2seq.model.attention import ATTENTION_TYPES, has_weights
 from seq2seq.viz import Point, plot_bars, plot_lines, plot_message
 
 BLEU_BY_LENGTH_FIGURE = "bleu_by_length.png"
@@ -43,12 +47,6 @@ def bleu_by_length_figure(comparison: Comparison) -> Figure:
     )
 
 
-def _has_weights(attention: str) -> bool:
-    """Whether ``attention`` has weights; a type this version does not know (a run made by
-    another version) is judged by its AER alone."""
-    return attention not in ATTENTION_TYPES or has_weights(attention)
-
-
 def aer_figure(comparison: Comparison) -> Figure:
     """AER per variant with attention (bars: head average ± sd; dots: best head)."""
     title = "Alignment error rate (lower is better)"
@@ -56,7 +54,7 @@ def aer_figure(comparison: Comparison) -> Figure:
     best: dict[str, tuple[float, float]] = {}
     for v in comparison.variants:
         aer, best_head = v.stats["aer"], v.stats["aer_best_head"]
-        if not _has_weights(v.attention) or aer.mean is None:
+        if not has_attention_weights(v.attention) or aer.mean is None:
             continue
         bars[v.name] = (aer.mean, aer.sd or 0.0)
         if best_head.mean is not None:

@@ -1,7 +1,8 @@
 """Where a comparison goes and writing it there: tables, figures and TensorBoard.
 
-Every text file is written atomically (:mod:`seq2seq.files`), so an interrupted comparison
-never leaves half a table behind; no run folder is ever written to.
+Every text file and figure is written atomically (:mod:`seq2seq.files`), so an interrupted
+comparison never leaves half a table behind, and a place that cannot be written is one line;
+no run folder is ever written to.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from seq2seq.analysis.compare.figures import make_figures
 from seq2seq.analysis.compare.render import render_csv, render_markdown, to_json
 from seq2seq.analysis.compare.runs import is_run_dir
 from seq2seq.errors import UserError
-from seq2seq.files import atomic_write_text, write_json
+from seq2seq.files import atomic_write_text, write_json, writing
 from seq2seq.training.tblog import RunLogger
 from seq2seq.viz import save_figure
 
@@ -86,8 +87,11 @@ def write_tensorboard(out: Path, figures: Mapping[str, Figure], markdown: str) -
 
 
 def write_outputs(comparison: Comparison, out: Path) -> list[Path]:
-    """Write every comparison output into ``out``; return the files written."""
-    out.mkdir(parents=True, exist_ok=True)
+    """Write every comparison output into ``out``; return the files written. A folder that
+    cannot be written (read-only, full) is a one-line :class:`~seq2seq.errors.WriteError`
+    at the first file, before TensorBoard's writer starts."""
+    with writing(out):
+        out.mkdir(parents=True, exist_ok=True)
     markdown = render_markdown(comparison)
     figures = make_figures(comparison)
     written = [save_figure(fig, out / name) for name, fig in figures.items()]

@@ -60,8 +60,27 @@ def length_table_lines(comparison: Comparison) -> list[str]:
     return _markdown_table(header, rows)
 
 
+def _listing(items: Sequence[object]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    words = [str(item) for item in items]
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
+
+
+def scores_line(comparison: Comparison) -> str:
+    """Which scores the table compares: training's own test block of each run."""
+    checkpoints = " or ".join(comparison.test_checkpoints) or "best.pt"
+    beams = comparison.beam_sizes or [1]
+    beam = f"beam size{'s' * (len(beams) > 1)} {_listing(beams)}"
+    return (
+        "Scores: each run's own test scores, as training recorded them (`test` in "
+        f"metrics.json: {checkpoints} at the run's best step, {beam}), not the evaluations "
+        "scripts/evaluate.py adds."
+    )
+
+
 def render_markdown(comparison: Comparison) -> str:
-    """``comparison.md``: a summary line, the main table and the BLEU-by-length table."""
+    """``comparison.md``: a summary line, which scores, the main table and its notes, and
+    the BLEU-by-length table."""
     n_runs = sum(len(v.runs) for v in comparison.variants)
     lines = [
         "# Attention comparison",
@@ -70,9 +89,14 @@ def render_markdown(comparison: Comparison) -> str:
         f"mean ± sd over seeds (sample sd, n−1; {NO_SD} with a single seed; "
         f"{NOT_APPLICABLE} where a variant has no such value). AER: lower is better; "
         "head-average, with the best single head for multi-head variants.",
+        scores_line(comparison),
         "",
         *main_table_lines(comparison),
         "",
+    ]
+    if comparison.notes:
+        lines += ["## Notes", "", *(f"- {note}" for note in comparison.notes), ""]
+    lines += [
         "## Test BLEU by source length",
         "",
         "Source length in tokens (words; characters where Chinese is read per character, "
@@ -118,6 +142,12 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
     """``comparison.json``: statistics per variant plus the runs behind them."""
     return {
         "datasets": comparison.datasets,
+        "scores": {
+            "source": "test",
+            "test_checkpoints": comparison.test_checkpoints,
+            "beam_sizes": comparison.beam_sizes,
+        },
+        "notes": comparison.notes,
         "buckets": comparison.buckets,
         "bucket_sizes": comparison.bucket_sizes,
         "warnings": comparison.warnings,

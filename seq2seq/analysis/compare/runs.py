@@ -1,4 +1,11 @@
-"""Finding run folders (folders holding a ``metrics.json``) and loading their summaries."""
+"""Finding run folders (folders holding a ``metrics.json``) and loading their summaries.
+
+A folder under a sweep that looks like a run — Hydra's ``.hydra`` record, a ``train.log`` or
+``checkpoints`` — but has no ``metrics.json``, or one holding only ``scripts/evaluate.py``'s
+evaluations, is a run whose training did not finish: it is left out, and one warning names
+every such folder. A ``metrics.json`` holding a number that is not finite (NaN, ±Infinity)
+is refused with the file and the field.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,12 @@ from typing import Any
 import yaml
 
 from seq2seq.errors import UserError
-from seq2seq.evaluation.summary import METRICS_FILE, RunSummary
+from seq2seq.evaluation.summary import METRICS_FILE, RunSummary, read_json
+
+#: What a run folder holds before its training writes ``metrics.json``.
+RUN_SIGNS = (".hydra", "train.log", "checkpoints")
+NO_METRICS = "no metrics.json"
+EVALUATIONS_ONLY = "its metrics.json holds only evaluate.py's evaluations"
 
 
 @dataclass(frozen=True)
@@ -45,19 +57,38 @@ def is_run_dir(path: Path) -> bool:
     return (path / METRICS_FILE).is_file()
 
 
-def _runs_below(folder: Path) -> list[Path]:
-    """Run folders below ``folder`` (not descending into a run folder or hidden folders)."""
+def looks_like_run(path: Path) -> bool:
+    """Whether ``path`` holds what a run folder holds before its ``metrics.json``."""
+    return any((path / sign).exists() for sign in RUN_SIGNS)
+
+
+def _runs_below(folder: Path) -> tuple[list[Path], list[Path]]:
+    """Run folders below ``folder`` and folders that look like runs without a
+    ``metrics.json`` (not descending into either, nor into hidden folders)."""
     found: list[Path] = []
+    unfinished: list[Path] = []
     for root, dirs, files in os.walk(folder):
         if METRICS_FILE in files:
             found.append(Path(root))
             dirs[:] = []
+        elif Path(root) != folder and looks_like_run(Path(root)):
+            unfinished.append(Path(root))
+            dirs[:] = []
         else:
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-    return sorted(found)
+    return sorted(found), sorted(unfinished)
 
 
-def find_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
+@dataclass(frozen=True)
+class RunFolders:
+    """What ``paths`` name: run folders with a ``metrics.json``, and folders that look like
+    runs but have none (their training did not finish)."""
+
+    finished: list[Path]
+    unfinished: list[Path]
+
+
+def scan(paths: Sequence[str | Path]) -> RunFolders:
     """Run folders named by ``paths``: run folders as given, sweep folders searched.
 
     A path may also be a ``metrics.json`` file (its folder is the run). Each run appears
@@ -67,6 +98,7 @@ def find_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
     if not paths:
         raise UserError("give at least one sweep folder or run folder")
     found: dict[Path, None] = {}
+    unfinished: dict[Path, None] = {}
     for raw in paths:
         path = Path(raw)
         if not path.exists():
@@ -74,19 +106,28 @@ def find_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
         if path.is_file():
             if path.name != METRICS_FILE:
                 raise UserError(f"{path} is a file; give a sweep folder or a run folder")
-            runs = [path.parent]
+            runs, others = [path.parent], []
         elif is_run_dir(path):
-            runs = [path]
+            runs, others = [path], []
+        elif looks_like_run(path):
+            runs, others = [], [path]
         else:
-            runs = _runs_below(path)
-            if not runs:
+            runs, others = _runs_below(path)
+            if not runs and not others:
                 raise UserError(
                     f"no run folders (folders with {METRICS_FILE}) found under {path}; "
                     "has the sweep finished?"
                 )
         for run in runs:
             found.setdefault(run.resolve(), None)
-    return list(found)
+        for other in others:
+            unfinished.setdefault(other.resolve(), None)
+    return RunFolders(list(found), list(unfinished))
+
+
+def find_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
+    """The run folders with a ``metrics.json`` that ``paths`` name (see :func:`scan`)."""
+    return scan(paths).finished
 
 
 def _corpus_location(run_dir: Path) -> str | None:
@@ -104,12 +145,20 @@ def _corpus_location(run_dir: Path) -> str | None:
 
 def _fill_sibling_references(value: str, data: Mapping[str, Any]) -> str:
     """``data/synthetic/seed${.seed}-…`` (how the default ``data.dir`` is saved in
-    ``.hydra/config.yaml``) with each ``${.key}`` replaced by ``data[key]``. Only these plain
-    references are filled; anything else (a resolver such as ``${oc.env:…}``) stays as text."""
+    ``.hydra/config.yaml``) with each ``${.key}`` replaced by ``data[key]``, and a path in
+    the repository (``${seq2seq_repo:data/tatoeba/…}``, how the shipped corpus is named) by
+    that path as runs made before the resolver recorded it. Only these references are
+    filled; anything else (a resolver such as ``${oc.env:…}``) stays as text."""
+    value = _REPOSITORY_PATH.sub(lambda m: m.group(1).strip(), value)
     return _SIBLING.sub(lambda m: str(data.get(m.group(1), m.group(0))), value)
 
 
 _SIBLING = re.compile(r"\$\{\.(\w+)\}")
+_REPOSITORY_PATH = re.compile(r"\$\{seq2seq_repo:([^${}]*)\}")
+
+
+class UnfinishedRun(UserError):
+    """A run folder whose ``metrics.json`` holds only evaluations: training did not finish."""
 
 
 def load_run(run_dir: Path) -> Run:
@@ -117,13 +166,46 @@ def load_run(run_dir: Path) -> Run:
 
     The dataset is the summary's ``data`` name plus, when the run's ``.hydra/config.yaml``
     gives one, the corpus file or folder: runs of one name on different corpora differ.
+    A ``metrics.json`` holding only evaluations (training stopped before its test, then
+    ``evaluate.py`` ran) raises :class:`UnfinishedRun`; one with a non-finite number is
+    refused (:meth:`RunSummary.from_dict`).
     """
-    summary = RunSummary.load(run_dir / METRICS_FILE)
+    path = run_dir / METRICS_FILE
+    data = read_json(path)
+    if isinstance(data, Mapping) and "attention" not in data and "evaluations" in data:
+        raise UnfinishedRun(f"training did not finish in {run_dir} ({EVALUATIONS_ONLY})")
+    summary = RunSummary.from_dict(data, path)  # non-finite numbers are refused there too
     location = _corpus_location(run_dir)
     dataset = f"{summary.data} ({location})" if location else summary.data
     return Run(path=run_dir, dataset=dataset, summary=summary)
 
 
+def load_sweep(paths: Sequence[str | Path]) -> tuple[list[Run], list[str]]:
+    """The finished runs named by ``paths`` (see :func:`scan`), loaded and checked, and a
+    warning naming those left out because their training did not finish.
+
+    Raises :class:`UserError` when no run finished (saying which did not).
+    """
+    folders = scan(paths)
+    runs: list[Run] = []
+    left_out = [(folder, NO_METRICS) for folder in folders.unfinished]
+    for run_dir in folders.finished:
+        try:
+            runs.append(load_run(run_dir))
+        except UnfinishedRun:
+            left_out.append((run_dir, EVALUATIONS_ONLY))
+    listing = ", ".join(f"{folder} ({why})" for folder, why in sorted(left_out))
+    if not runs:
+        where = ", ".join(str(p) for p in paths)
+        raise UserError(f"no finished runs under {where}: training did not finish in {listing}")
+    if not left_out:
+        return runs, []
+    count = len(left_out)
+    return runs, [
+        f"left out {count} run folder{'s' * (count != 1)} where training did not finish: {listing}"
+    ]
+
+
 def load_runs(paths: Sequence[str | Path]) -> list[Run]:
-    """All runs named by ``paths`` (see :func:`find_run_dirs`), loaded and checked."""
-    return [load_run(run_dir) for run_dir in find_run_dirs(paths)]
+    """The finished runs named by ``paths`` (see :func:`load_sweep`), loaded and checked."""
+    return load_sweep(paths)[0]
