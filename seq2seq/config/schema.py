@@ -139,9 +139,9 @@ class AttentionConfig:
 class TrainConfig:
     batch_size: int = _f(64, "Sentence pairs per training batch.")
     eval_batch_size: int = _f(256, "Sentence pairs per evaluation batch.")
-    lr: float = _f(2e-3, "Adam learning rate.")
+    lr: float = _f(3e-3, "Adam learning rate (the peak of the linear schedule).")
     max_steps: int = _f(0, "Stop after this many updates (0 = no limit).")
-    max_epochs: int = _f(10, "Stop after this many passes over the training data.")
+    max_epochs: int = _f(5, "Stop after this many passes over the training data.")
     eval_every: int = _f(250, "Validate (loss, greedy BLEU, exact match, heatmaps) every N steps.")
     patience: int = _f(
         4, "Stop after this many validations without a better model (see select_best)."
