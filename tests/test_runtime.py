@@ -8,7 +8,8 @@ import torch
 
 from seq2seq.errors import UserError
 from seq2seq.model import Seq2Seq
-from seq2seq.model.spec import ModelSpec, check_fits_in_memory, count_parameters
+from seq2seq.model.memory import check_fits_in_memory, count_parameters
+from seq2seq.model.spec import ModelSpec
 from seq2seq.runtime import resolve_device
 from tests.helpers.models import tiny_spec
 
@@ -68,7 +69,7 @@ def test_a_model_too_large_for_the_memory_is_one_line_saying_how_much_it_needs(m
     gib = 1 << 30
     spec = ModelSpec(30, 30, hidden_size=20_000)
     needed = 16 * count_parameters(spec)
-    monkeypatch.setattr("seq2seq.model.spec.available_memory", lambda: 20 * gib)
+    monkeypatch.setattr("seq2seq.model.memory.available_memory", lambda: 20 * gib)
     with pytest.raises(UserError) as caught:
         check_fits_in_memory(spec)
     message = str(caught.value)
@@ -82,14 +83,14 @@ def test_a_model_too_large_for_the_memory_is_one_line_saying_how_much_it_needs(m
 
 
 def test_a_model_that_fits_or_an_unknown_memory_passes(monkeypatch):
-    monkeypatch.setattr("seq2seq.model.spec.available_memory", lambda: 1 << 30)
+    monkeypatch.setattr("seq2seq.model.memory.available_memory", lambda: 1 << 30)
     check_fits_in_memory(tiny_spec())
-    monkeypatch.setattr("seq2seq.model.spec.available_memory", lambda: None)
+    monkeypatch.setattr("seq2seq.model.memory.available_memory", lambda: None)
     check_fits_in_memory(ModelSpec(30, 30, hidden_size=100_000))
 
 
 def test_available_memory_reads_meminfo():
-    from seq2seq.model.spec import available_memory
+    from seq2seq.model.memory import available_memory
 
     memory = available_memory()
     assert memory is None or memory > 0

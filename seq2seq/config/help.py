@@ -36,10 +36,8 @@ def option_lines(schema: type, values: Any, prefix: str = "") -> list[str]:
     return lines
 
 
-def options_help(root: DictConfig) -> str:
-    """The options section of ``--help`` for the composed config ``root`` (``$`` escaped for
-    Hydra's ``string.Template``)."""
-    from seq2seq.config.schema import Config
-
+def options_help(root: DictConfig, schema: type) -> str:
+    """The options section of ``--help`` for the composed config ``root`` of the dataclass
+    ``schema`` (``$`` escaped for Hydra's ``string.Template``)."""
     task = OmegaConf.masked_copy(root, [k for k in root if k != "hydra"])
-    return "\n".join(option_lines(Config, task)).replace("$", "$$")
+    return "\n".join(option_lines(schema, task)).replace("$", "$$")

@@ -15,6 +15,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
+from seq2seq.config.help import options_help
 from seq2seq.data.synthetic.generator import CorpusSpec
 from seq2seq.errors import UserError
 from seq2seq.machine import DEVICE_NAMES, DEVICE_PATTERN, usable_cores
@@ -234,11 +235,9 @@ def register_configs() -> None:
     paths a user gives, e.g. ``data.path=...``, stay relative to the working directory)."""
     from pathlib import Path
 
-    from seq2seq.config.help import options_help
-
     ConfigStore.instance().store(name="config_schema", node=Config)
     OmegaConf.register_new_resolver(
-        "seq2seq_options", lambda *, _root_: options_help(_root_), replace=True
+        "seq2seq_options", lambda *, _root_: options_help(_root_, Config), replace=True
     )
     repository = Path(__file__).resolve().parents[2]
     OmegaConf.register_new_resolver(

@@ -31,7 +31,7 @@ from seq2seq.evaluation.summary import ValidationRecord
 from seq2seq.model import ModelSpec, Seq2Seq
 from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
 from seq2seq.model.init import initialize
-from seq2seq.model.spec import check_fits_in_memory
+from seq2seq.model.memory import check_fits_in_memory
 from seq2seq.model.tanh import chosen_form as chosen_tanh_form
 from seq2seq.model.tanh import use_form as use_tanh_form
 from seq2seq.runtime import (
