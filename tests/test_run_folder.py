@@ -109,7 +109,7 @@ def test_help_lists_every_option_with_its_help_text_without_importing_torch() ->
     )
     out = result.stdout
     assert "torch imported: False" in out
-    assert "train.lr=0.005\n      Adam learning rate." in out  # the value these arguments give
+    assert "train.lr=0.005\n      Adam learning rate" in out  # the value these arguments give
     assert "train.processes=auto" in out and "one per CPU core" in out
     assert "attention: additive, dot, multihead, none" in out
 

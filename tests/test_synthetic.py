@@ -297,8 +297,9 @@ def test_default_corpus(default: dict[str, list[Pair]]) -> None:
     assert all(5 <= test_lengths[n] <= 50 for n in range(3, 51)), test_lengths
     train_lengths = Counter(len(p.src) for p in default["train"])
     assert min(train_lengths) == 3 and max(train_lengths) == 50
-    # uniform over 3..50: about 333 per length
-    assert all(250 <= train_lengths[n] <= 420 for n in range(3, 51)), train_lengths
+    # uniform over 3..50: about len(train) / 48 per length
+    per_length = len(default["train"]) / 48
+    assert all(0.75 * per_length <= train_lengths[n] <= 1.26 * per_length for n in range(3, 51))
     sources = [p.src for pairs in default.values() for p in pairs]
     assert len(sources) == len(set(sources))
     train_types = {w for p in default["train"] for w in p.src}

@@ -1,8 +1,9 @@
 """The two forms of tanh the additive energies may use: equal to torch.tanh to rounding, the
-choice kept per process and per run (through resume), and fixed by SEQ2SEQ_TANH."""
+choice remembered per machine and kept per run (through resume), and fixed by SEQ2SEQ_TANH."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,13 @@ from seq2seq.training.checkpointing import LAST
 from seq2seq.training.trainer import Trainer
 from tests.helpers.config import compose_config
 from tests.helpers.runs import TINY_OVERRIDES
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test measures into a cache of its own, not the machine's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache"
 
 
 @pytest.mark.parametrize("form", tanh.FORMS)
@@ -33,6 +41,32 @@ def test_the_choice_is_measured_once_and_can_be_fixed(monkeypatch: pytest.Monkey
     assert tanh.chosen_form(cpu) == "tanh" and measured == [1]
     x = torch.randn(5)
     torch.testing.assert_close(tanh.tanh_(x.clone()), torch.tanh(x))
+
+
+def test_the_measurement_is_remembered_for_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A later process (here: a cleared choice) reads the form instead of timing again, so
+    a busy machine cannot flip it between two runs of one seed."""
+    monkeypatch.delenv(tanh.ENV, raising=False)
+    monkeypatch.setattr(tanh, "_chosen", {})
+    measured = []
+    monkeypatch.setattr(tanh, "_measure", lambda: measured.append(1) or "sigmoid")
+    cpu = torch.device("cpu")
+    assert tanh.chosen_form(cpu) == "sigmoid" and measured == [1]
+    assert json.loads(tanh.cache_file().read_text()) == {tanh.machine_key(): "sigmoid"}
+    monkeypatch.setattr(tanh, "_chosen", {})
+    monkeypatch.setattr(tanh, "_measure", lambda: measured.append(2) or "tanh")
+    assert tanh.chosen_form(cpu) == "sigmoid" and measured == [1]  # remembered, not re-timed
+
+
+def test_an_unwritable_cache_still_measures(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv(tanh.ENV, raising=False)
+    monkeypatch.setattr(tanh, "_chosen", {})
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))  # a file, not a folder
+    monkeypatch.setattr(tanh, "_measure", lambda: "tanh")
+    assert tanh.chosen_form(torch.device("cpu")) == "tanh"
 
 
 def test_the_measurement_names_a_form() -> None:

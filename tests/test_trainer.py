@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from seq2seq.config.compose import load_config
+from seq2seq.training.schedule import PlateauSchedule
 from seq2seq.training.state import TrainState
 from seq2seq.training.tblog import RunLogger
 from seq2seq.training.trainer import Trainer
@@ -83,6 +84,7 @@ def test_fit_says_why_it_stopped_and_patience_counts_from_the_best(
     trainer.cfg.train.patience = 2
     trainer.cfg.train.lr = 1e-9  # nothing improves: patience runs out after the first best
     trainer.optimizer.param_groups[0]["lr"] = 1e-9
+    trainer.schedule = PlateauSchedule(trainer.optimizer, factor=0.3, patience=1)  # keeps 1e-9
     reason = fit(trainer, tmp_path)
     state = trainer.state
     assert "train.patience" in reason and state.bad_evals == 2

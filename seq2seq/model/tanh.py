@@ -5,9 +5,11 @@ step, in whichever of two forms is faster on this machine.
 speed depends on the CPU: on this project's AMD EPYC machine kind PyTorch's ``sigmoid`` chain
 takes 0.42× the time of its ``tanh`` on a (64, 30, 128) tensor (460 vs 1,091 µs), on its Intel
 kind the plain ``tanh`` is faster (120 vs 161 µs for ``sigmoid`` alone). So the first call
-times both on that tensor and keeps the winner for the process (the sigmoid form only when
-it is clearly faster, so a noisy measurement does not flip it); CUDA always takes ``tanh``.
-``SEQ2SEQ_TANH=tanh`` or ``=sigmoid`` fixes the choice.
+times both on that tensor once per machine (the sigmoid form only when it is clearly faster)
+and remembers the winner in ``~/.cache/seq2seq/tanh.json`` (``$XDG_CACHE_HOME``), keyed by the
+CPU model and torch version: a timing on a busy machine could flip it, and two runs with the
+same seed must round alike. CUDA always takes ``tanh``. ``SEQ2SEQ_TANH=tanh`` or ``=sigmoid``
+fixes the choice.
 
 The forms round differently, so a run keeps one form from start to end: the trainer takes
 rank 0's choice on every rank and records it in the checkpoint, and a resumed run uses the
@@ -16,9 +18,12 @@ recorded form (:func:`use_form`) rather than measuring again.
 
 from __future__ import annotations
 
+import json
 import os
+import platform
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 from torch import Tensor
@@ -56,6 +61,48 @@ def _measure() -> str:
     return "sigmoid" if best["sigmoid"] <= MARGIN * best["tanh"] else "tanh"
 
 
+def cache_file() -> Path:
+    """Where the measured form is remembered for this machine."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "seq2seq" / "tanh.json"
+
+
+def machine_key() -> str:
+    """The CPU model and torch version: what the faster form depends on."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+            model = next(
+                (line.split(":", 1)[1].strip() for line in cpuinfo if "model name" in line), model
+            )
+    except OSError:
+        pass
+    return f"{model} | torch {torch.__version__}"
+
+
+def _remembered_measurement() -> str:
+    """This machine's measured form: from the cache, else measured now and remembered (where
+    the cache cannot be written, the measurement is kept for this process only)."""
+    path, key = cache_file(), machine_key()
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+    if known.get(key) in FORMS:
+        return known[key]
+    form = _measure()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        temporary.write_text(json.dumps({**known, key: form}, indent=1), encoding="utf-8")
+        os.replace(temporary, path)  # atomic: concurrent runs read one complete file
+    except OSError:
+        pass
+    return form
+
+
 def chosen_form(device: torch.device) -> str:
     """``"tanh"`` or ``"sigmoid"``: the form :func:`tanh_` uses on ``device``."""
     key = device.type
@@ -64,7 +111,7 @@ def chosen_form(device: torch.device) -> str:
         if forced in FORMS:
             _chosen[key] = forced
         else:
-            _chosen[key] = _measure() if key == "cpu" else "tanh"
+            _chosen[key] = _remembered_measurement() if key == "cpu" else "tanh"
     return _chosen[key]
 
 
