@@ -38,3 +38,23 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory, toy_corpus: Path) -> Call
         return cache[key]
 
     return make
+
+
+#: The longest test files (minutes of the suite: a notebook, many subprocess trainings), run
+#: first so that the test workers (pytest-xdist, one file each at a time) end together.
+LONGEST_FIRST = (
+    "test_notebook.py",
+    "test_train_errors.py",
+    "test_launch.py",
+    "test_distributed.py",
+    "test_signals.py",
+    "test_bench.py",
+    "test_translate_errors.py",
+    "test_evaluate_errors.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order the files longest first (see :data:`LONGEST_FIRST`), each file's tests as written."""
+    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))

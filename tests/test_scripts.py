@@ -97,9 +97,12 @@ main()
 
 
 def test_ctrl_c_in_a_script_is_one_line_and_exit_130():
+    # A test worker may run with SIGINT ignored (pytest-xdist's do), and an ignored signal stays
+    # ignored across exec: give the script the default disposition a terminal gives it.
     process = subprocess.Popen(
         [sys.executable, "-c", INTERRUPTIBLE], cwd=REPO, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, env=script_env(),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     assert process.stdout.readline() == "ready\n"
     process.send_signal(signal.SIGINT)
