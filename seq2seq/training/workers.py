@@ -21,7 +21,8 @@ every rank once one exits, and rank 0 should have printed its line by then."""
 
 
 def silent_on_workers(main: Callable[..., T]) -> Callable[..., T]:
-    """Ranks above 0 exit without a word on errors and stops (rank 0 says what happened)."""
+    """Ranks above 0 exit without a word on errors and stops (rank 0 says what happened), and
+    only after :data:`WORKER_GRACE_S`, so that torchrun does not stop rank 0 before its line."""
 
     @wraps(main)
     def wrapper(*args: object, **kwargs: object) -> T:
@@ -33,6 +34,11 @@ def silent_on_workers(main: Callable[..., T]) -> Callable[..., T]:
         except (UserError, KeyboardInterrupt):
             time.sleep(WORKER_GRACE_S)
             raise SystemExit(2) from None
+        except SystemExit as stop:  # e.g. Hydra's own config errors, reported by rank 0 too
+            if stop.code not in (0, None) and not getattr(stop, "graced", False):
+                time.sleep(WORKER_GRACE_S)
+                stop.graced = True  # type: ignore[attr-defined]  (the outer wrapper: no 2nd wait)
+            raise
 
     return wrapper
 
