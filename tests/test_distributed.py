@@ -18,7 +18,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from seq2seq.errors import UserError
 from seq2seq.training.distributed import shard
 from seq2seq.training.launch import Launch, check_batch_size, refuse_multirun, worker_overrides
-from tests.helpers.bad_input import PROCESS_TIMEOUT
+from tests.helpers.bad_input import PROCESS_TIMEOUT, run_processes
 from tests.helpers.runs import REPO, TINY_OVERRIDES, loss_curve, run_script, script_env
 
 EXACT = ["model.dropout=0", "train.num_threads=1", "data.samples=[]"]
@@ -33,15 +33,7 @@ def torchrun_command(*args: str, processes: int = 2) -> list[str]:
 
 def torchrun(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     """``torchrun --standalone --nproc-per-node=2 scripts/train.py args``; never raises."""
-    return subprocess.run(
-        torchrun_command(*args),
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=PROCESS_TIMEOUT,
-        env=script_env({"SEQ2SEQ_DDP_TIMEOUT_S": "120"}),
-        stdin=subprocess.DEVNULL,
-    )
+    return run_processes(torchrun_command(*args), cwd)
 
 
 def tiny(*extra: str, toy_corpus: Path) -> list[str]:

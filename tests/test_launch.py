@@ -18,7 +18,7 @@ import torch
 
 from seq2seq.model.checkpoint import load_checkpoint
 from seq2seq.training.launch import MIN_PAIRS_PER_PROCESS, planned_processes
-from tests.helpers.bad_input import PROCESS_TIMEOUT
+from tests.helpers.bad_input import PROCESS_TIMEOUT, run_processes
 from tests.helpers.config import compose_config
 from tests.helpers.runs import REPO, TINY_OVERRIDES, loss_curve, script_env
 
@@ -35,15 +35,7 @@ def train_command(*args: str, cores: str | None = None) -> list[str]:
 
 
 def run(*args: str, cores: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        train_command(*args, cores=cores),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=PROCESS_TIMEOUT,
-        env=script_env({"SEQ2SEQ_DDP_TIMEOUT_S": "120"}),
-        stdin=subprocess.DEVNULL,
-    )
+    return run_processes(train_command(*args, cores=cores))
 
 
 def test_auto_means_one_process_per_core_or_gpu_within_the_batch() -> None:

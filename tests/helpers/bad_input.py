@@ -434,3 +434,17 @@ def check_shows_traceback(case: Case, outcome: Outcome) -> None:
     assert "Traceback" in result.stderr
     for part in case.message:
         assert part in result.stderr, result.stderr[-3000:]
+
+
+def run_processes(command: list[str], cwd: Path = REPO) -> subprocess.CompletedProcess:
+    """A multi-process training command (the default launch or torchrun), with DDP's waits
+    bounded and no stdin; never raises on a failed run."""
+    return subprocess.run(
+        command,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=PROCESS_TIMEOUT,
+        env=script_env({"SEQ2SEQ_DDP_TIMEOUT_S": "120"}),
+        stdin=subprocess.DEVNULL,
+    )
