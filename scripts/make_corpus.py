@@ -16,7 +16,7 @@ from pathlib import Path
 
 from seq2seq.config.compose import load_config
 from seq2seq.data.corpus import read_tsv
-from seq2seq.data.loading import SPLITS, corpus_spec
+from seq2seq.data.loading import SPLITS
 from seq2seq.data.synthetic.generator import corpus_summary
 from seq2seq.data.synthetic.store import Outcome, ensure_corpus
 from seq2seq.data.vocab import Vocab
@@ -28,15 +28,14 @@ def main(argv: list[str]) -> None:
     if any(arg in ("-h", "--help") for arg in argv):
         print(__doc__)
         return
-    cfg = load_config(argv)
-    data = cfg.data
+    data = load_config(argv).data
     if not data.synthetic:
         raise UserError(
             f"data={data.name} is not synthetic; make_corpus writes the synthetic corpus only"
         )
     started = time.perf_counter()
-    directory = Path(data.dir)
-    outcome = ensure_corpus(directory, corpus_spec(data))  # write errors name data.dir
+    directory = Path(data.dir or "")
+    outcome = ensure_corpus(directory, data.corpus_spec)  # write errors name data.dir
     seconds = time.perf_counter() - started
     if outcome is Outcome.GENERATED:
         files = ", ".join(f"{s}.tsv" for s in SPLITS)

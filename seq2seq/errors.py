@@ -5,7 +5,8 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 from typing import TypeVar
@@ -73,8 +74,9 @@ def debug_enabled() -> bool:
     )
 
 
-def exit_on_user_error(main: Callable[..., T]) -> Callable[..., T]:
-    """Wrap a script's ``main`` so that it never ends in a traceback the user cannot act on:
+@contextmanager
+def one_line_errors(quiet: bool = False) -> Iterator[None]:
+    """Inside, a script never ends in a traceback the user cannot act on:
 
     * a :class:`UserError` prints ``error: ...`` and exits with 2;
     * an OSError only a write raises (no space left, a read-only file system), from code
@@ -83,28 +85,39 @@ def exit_on_user_error(main: Callable[..., T]) -> Callable[..., T]:
     * a closed stdout (``script | head``: ``BrokenPipeError``) exits quietly with 141, stdout
       pointed at ``/dev/null`` first so that Python's final flush does not fail again.
 
-    ``SEQ2SEQ_DEBUG=1`` (or ``HYDRA_FULL_ERROR=1``) shows the traceback instead.
+    ``quiet`` (a rank above 0, whose rank 0 says the same): a :class:`UserError` or Ctrl-C
+    exits with 2 without a word. ``SEQ2SEQ_DEBUG=1`` (or ``HYDRA_FULL_ERROR=1``) shows the
+    traceback instead.
     """
+    try:
+        yield
+    except BrokenPipeError:
+        _silence_stdout()
+        raise SystemExit(BROKEN_PIPE_EXIT) from None
+    except KeyboardInterrupt:
+        if debug_enabled():
+            raise
+        if quiet:
+            raise SystemExit(2) from None
+        print("interrupted", file=sys.stderr)
+        raise SystemExit(INTERRUPTED_EXIT) from None
+    except (UserError, OSError) as err:
+        if debug_enabled() or not (isinstance(err, UserError) or is_write_failure(err)):
+            raise
+        if isinstance(err, OSError):
+            err = WriteError.from_os_error(None, err)
+        if not quiet:
+            print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def exit_on_user_error(main: Callable[..., T]) -> Callable[..., T]:
+    """Run a script's ``main`` inside :func:`one_line_errors`."""
 
     @wraps(main)
     def wrapper(*args: object, **kwargs: object) -> T:
-        try:
+        with one_line_errors():
             return main(*args, **kwargs)
-        except BrokenPipeError:
-            _silence_stdout()
-            raise SystemExit(BROKEN_PIPE_EXIT) from None
-        except KeyboardInterrupt:
-            if debug_enabled():
-                raise
-            print("interrupted", file=sys.stderr)
-            raise SystemExit(INTERRUPTED_EXIT) from None
-        except (UserError, OSError) as err:
-            if debug_enabled() or not (isinstance(err, UserError) or is_write_failure(err)):
-                raise
-            if isinstance(err, OSError):
-                err = WriteError.from_os_error(None, err)
-            print(f"error: {err}", file=sys.stderr)
-            raise SystemExit(2) from None
 
     return wrapper
 

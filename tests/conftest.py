@@ -3,12 +3,26 @@ the helpers they use live in :mod:`tests.helpers`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from seq2seq.training.distributed import TIMEOUT_ENV
+from tests.helpers.processes import MARK, end_marked
 from tests.helpers.runs import TINY_OVERRIDES, run_script, write_toy_corpus
+
+
+@pytest.fixture(autouse=True)
+def no_process_left(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Processes this test starts carry its mark; whatever is still running at its end is
+    killed (see :mod:`tests.helpers.processes`)."""
+    mark = uuid.uuid4().hex
+    monkeypatch.setenv(MARK, mark)
+    monkeypatch.setenv(TIMEOUT_ENV, "120")  # a rank whose peer died fails in 2 min, not 30
+    yield
+    end_marked(mark)
 
 
 @pytest.fixture(scope="session")

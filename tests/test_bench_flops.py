@@ -24,7 +24,7 @@ from seq2seq.analysis.bench.measure import (
 from seq2seq.config.compose import load_config
 from seq2seq.evaluation.scoring import sequence_loss
 from seq2seq.model import ModelSpec, Seq2Seq
-from seq2seq.training.distributed import NullLogger
+from seq2seq.training.tblog import NullLogger
 from seq2seq.training.trainer import Trainer
 from tests.helpers.models import same_model
 

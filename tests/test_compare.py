@@ -128,7 +128,7 @@ def test_compare_preset_sweeps_every_variant_and_seed() -> None:
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from seq2seq.config.schema import register_configs, validate
+    from seq2seq.config.schema import register_configs, to_config
 
     register_configs()
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
@@ -142,7 +142,6 @@ def test_compare_preset_sweeps_every_variant_and_seed() -> None:
         assert len(jobs) == 12
         seen = set()
         for job in jobs:
-            job_cfg = compose("config", ["+experiment=compare", *job])
-            validate(job_cfg)
+            job_cfg = to_config(compose("config", ["+experiment=compare", *job]))
             seen.add((job_cfg.attention.type, job_cfg.seed))
     assert seen == {(a, s) for a in ("none", "additive", "dot", "multihead") for s in (0, 1, 2)}

@@ -16,8 +16,9 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from seq2seq.errors import UserError
+from seq2seq.launch.processes import check_batch_size, refuse_multirun, worker_overrides
 from seq2seq.training.distributed import shard
-from seq2seq.training.launch import Launch, check_batch_size, refuse_multirun, worker_overrides
+from seq2seq.training.ranks import Launch
 from tests.helpers.bad_input import PROCESS_TIMEOUT, run_processes
 from tests.helpers.runs import REPO, TINY_OVERRIDES, loss_curve, run_script, script_env
 

@@ -12,7 +12,7 @@ import torch
 import seq2seq.model.decoder as decoder_module
 from seq2seq.model.context import ProjectedContext, ValueGates
 from seq2seq.model.fused_recurrence import (
-    AdditiveScorer,
+    ADDITIVE_SCORERS,
     DotScorer,
     FusedBahdanauRecurrence,
     MultiHeadScorer,
@@ -35,11 +35,9 @@ def recurrence_inputs(scorer: str, generator: torch.Generator) -> tuple:
 
     common = (rand(B, T_T, 3 * H), rand(B, H), MASK, rand(3 * H, H), rand(3 * H))
     value_gates = (ValueGates, rand(B, T_S, 3 * H))  # one head: the values in gate space
-    if scorer == "additive":
-        mixer, scores = (
-            value_gates,
-            (AdditiveScorer, rand(B, T_S, 4), rand(4, H), rand(4), rand(1, 4)),
-        )
+    if scorer.startswith("additive"):  # additive-<tanh form>
+        additive = ADDITIVE_SCORERS[scorer.split("-")[1]]
+        mixer, scores = value_gates, (additive, rand(B, T_S, 4), rand(4, H), rand(4), rand(1, 4))
     elif scorer == "dot":  # query layer H -> D_k = 4
         mixer, scores = value_gates, (DotScorer, rand(B, T_S, 4), rand(4, H), 0.5)
     elif scorer == "multihead":  # 2 heads of size 2: query layer H -> 4; W = W_c W^O (3H, 4)
@@ -54,7 +52,9 @@ def recurrence_inputs(scorer: str, generator: torch.Generator) -> tuple:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("scorer", ["additive", "dot", "dot-without-query-layer", "multihead"])
+@pytest.mark.parametrize(
+    "scorer", ["additive-tanh", "additive-sigmoid", "dot", "dot-without-query-layer", "multihead"]
+)
 def test_gradcheck_float64_with_padding_and_an_empty_row(scorer):
     inputs = recurrence_inputs(scorer, torch.Generator().manual_seed(0))
     assert torch.autograd.gradcheck(FusedBahdanauRecurrence.apply, inputs)
@@ -88,15 +88,21 @@ def run(model, seed: int = 5) -> tuple[torch.Tensor, torch.Tensor | None, dict]:
     return logits.detach(), None if weights is None else weights.detach(), grads
 
 
-# (attention, bidirectional): dot projects the query only when the sizes differ
-VARIANTS = [("additive", True), ("dot", True), ("dot", False), ("multihead", True), ("none", True)]
+# (attention, bidirectional, tanh form): dot projects the query only when the sizes differ;
+# the fused additive recurrence computes tanh in either form (seq2seq.model.tanh)
+VARIANTS = [
+    ("additive", True, "tanh"), ("additive", True, "sigmoid"), ("dot", True, "tanh"),
+    ("dot", False, "tanh"), ("multihead", True, "tanh"), ("none", True, "tanh"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("recurrence", ["value_gates", "fused"])
-@pytest.mark.parametrize(("attention", "bidirectional"), VARIANTS)
-def test_every_recurrence_equals_the_textbook_step_loop(attention, bidirectional, recurrence):
+@pytest.mark.parametrize(("attention", "bidirectional", "tanh"), VARIANTS)
+def test_every_recurrence_equals_the_textbook_step_loop(attention, bidirectional, tanh, recurrence):
     """Dropout 0: the step loop draws a mask per step, the others one per batch."""
-    reference = tiny_model(attention, bidirectional=bidirectional, recurrence="steps").train()
+    reference = tiny_model(
+        attention, bidirectional=bidirectional, tanh=tanh, recurrence="steps"
+    ).train()
     fast = same_model(reference, recurrence)
     ref_logits, ref_weights, ref_grads = run(reference)
     logits, weights, grads = run(fast)
@@ -109,10 +115,12 @@ def test_every_recurrence_equals_the_textbook_step_loop(attention, bidirectional
         torch.testing.assert_close(grad, ref_grads[name], atol=1e-5, rtol=1e-4, msg=name)
 
 
-@pytest.mark.parametrize(("attention", "bidirectional"), VARIANTS)
-def test_fused_and_value_gates_agree_with_dropout(attention, bidirectional):
+@pytest.mark.parametrize(("attention", "bidirectional", "tanh"), VARIANTS)
+def test_fused_and_value_gates_agree_with_dropout(attention, bidirectional, tanh):
     """Both draw one dropout mask per batch: with dropout on they still agree."""
-    loop = tiny_model(attention, bidirectional=bidirectional, dropout=0.1, recurrence="value_gates")
+    loop = tiny_model(
+        attention, bidirectional=bidirectional, tanh=tanh, dropout=0.1, recurrence="value_gates"
+    )
     loop.train()
     fused = same_model(loop, "fused")
     (loop_logits, _, loop_grads), (fused_logits, _, fused_grads) = run(loop), run(fused)

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from seq2seq.launch.processes import MIN_PAIRS_PER_PROCESS, planned_processes
 from seq2seq.model.checkpoint import load_checkpoint
-from seq2seq.training.launch import MIN_PAIRS_PER_PROCESS, planned_processes
 from tests.helpers.bad_input import PROCESS_TIMEOUT, run_processes
 from tests.helpers.config import compose_config
 from tests.helpers.runs import REPO, TINY_OVERRIDES, loss_curve, script_env

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from seq2seq.data.corpus import read_tsv
-from seq2seq.data.loading import corpus_spec, load_splits
+from seq2seq.data.loading import load_splits
 from seq2seq.data.synthetic.generator import generate_splits, write_splits
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
@@ -32,7 +32,7 @@ def test_the_default_folder_is_keyed_by_the_corpus_spec_not_the_training_seed():
 
 def test_the_corpus_seed_is_data_seed_and_corpus_json_records_the_spec(tmp_path):
     splits = load_splits(small_data(tmp_path / "c", seed=5))
-    assert splits == generate_splits(corpus_spec(small_data(seed=5)))
+    assert splits == generate_splits(small_data(seed=5).corpus_spec)
     identity = json.loads((tmp_path / "c" / "corpus.json").read_text(encoding="utf-8"))
     assert identity["seed"] == 5 and identity["train_size"] == 60 and identity["max_len"] == 12
     assert len(identity["grammar_sha256"]) == 64
@@ -64,9 +64,9 @@ def test_a_changed_grammar_is_refused(tmp_path):
 
 def test_a_folder_of_an_older_version_is_adopted_only_when_it_holds_this_spec(tmp_path):
     same, other = tmp_path / "same", tmp_path / "other"
-    write_splits(generate_splits(corpus_spec(small_data())), same)
-    write_splits(generate_splits(corpus_spec(small_data(seed=1))), other)
-    assert load_splits(small_data(same)) == generate_splits(corpus_spec(small_data()))
+    write_splits(generate_splits(small_data().corpus_spec), same)
+    write_splits(generate_splits(small_data(seed=1).corpus_spec), other)
+    assert load_splits(small_data(same)) == generate_splits(small_data().corpus_spec)
     assert (same / "corpus.json").is_file()
     with pytest.raises(UserError, match=r"corpus\.json"):
         load_splits(small_data(other))
@@ -75,11 +75,9 @@ def test_a_folder_of_an_older_version_is_adopted_only_when_it_holds_this_spec(tm
 
 GENERATE = """
 import sys, time
-from omegaconf import OmegaConf
 from seq2seq.config.schema import DataConfig
 from seq2seq.data.loading import load_splits
-data = OmegaConf.merge(OmegaConf.structured(DataConfig), {sizes})
-data.dir = sys.argv[1]
+data = DataConfig(**{sizes}, dir=sys.argv[1])
 while time.time() < float(sys.argv[2]):
     time.sleep(0.001)
 load_splits(data)
@@ -104,7 +102,7 @@ def test_concurrent_first_use_gives_one_consistent_corpus(tmp_path):
     ]
     errors = [job.communicate(timeout=300)[1] for job in jobs]
     assert [job.returncode for job in jobs] == [0, 0, 0], errors
-    expected = generate_splits(corpus_spec(small_data(**sizes)))
+    expected = generate_splits(small_data(**sizes).corpus_spec)
     assert {p.name for p in folder.iterdir()} == {
         "train.tsv", "valid.tsv", "test.tsv", "corpus.json",
     }  # fmt: skip
@@ -128,6 +126,6 @@ def test_the_default_samples_include_a_long_one_the_default_corpus_covers():
     """The logged samples show attention on a long, reordered sentence too."""
     samples = [s.split() for s in compose_config().data.samples]
     assert max(len(s) for s in samples) >= 30
-    train = generate_splits(corpus_spec(compose_config().data))["train"]
+    train = generate_splits(compose_config().data.corpus_spec)["train"]
     vocab = Vocab.build(p.src for p in train)
     assert [vocab.unknown(s) for s in samples] == [[]] * len(samples)

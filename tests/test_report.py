@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from omegaconf import OmegaConf
 
-from seq2seq.config.schema import Config
+from seq2seq.config.schema import Config, to_plain
 from seq2seq.data.corpus import read_tsv
 from seq2seq.data.vocab import Vocab
 from seq2seq.evaluation.report import evaluate_run
@@ -29,7 +28,7 @@ def write_run(run_dir: Path, data_dir: str) -> None:
     tgt_vocab = Vocab.build(p.tgt for p in train)
     spec = ModelSpec(len(src_vocab), len(tgt_vocab), embed_size=4, hidden_size=4, dropout=0.0)
     torch.manual_seed(0)
-    config = OmegaConf.to_container(OmegaConf.structured(Config), resolve=True)
+    config = to_plain(Config())
     config["data"].update(name="tsv", dir=data_dir, synthetic=False)
     checkpoint = Checkpoint(
         model=Seq2Seq(spec).state_dict(), optimizer={}, scheduler={}, rng={}, state={},

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from seq2seq.config.schema import LR_SCHEDULES
+from seq2seq.config.choices import LrSchedule
 from seq2seq.training.schedule import SCHEDULES, build_schedule
 from tests.helpers.config import compose_config
 
@@ -52,7 +52,7 @@ def test_plateau_schedule_cuts_the_rate_after_stalled_validations():
     assert schedule.lr == 0.5
 
 
-@pytest.mark.parametrize("name", LR_SCHEDULES)
+@pytest.mark.parametrize("name", list(LrSchedule))
 def test_a_schedule_resumes_where_it_stopped(name: str) -> None:
     cfg = compose_config(f"train.lr_schedule={name}", "train.warmup_steps=2", "train.lr_factor=0.5")
     first = build_schedule(optimizer(), cfg.train, total_steps=20)
@@ -71,4 +71,4 @@ def test_a_schedule_resumes_where_it_stopped(name: str) -> None:
 
 
 def test_every_schedule_the_schema_accepts_exists_and_no_other():
-    assert set(SCHEDULES) == set(LR_SCHEDULES)
+    assert set(SCHEDULES) == set(LrSchedule)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from seq2seq.config.schema import SELECTION_RULES as SCHEMA_RULES
+from seq2seq.config.choices import SelectionRule
 from seq2seq.config.schema import TrainConfig
 from seq2seq.evaluation.summary import ValidationRecord
 from seq2seq.training.selection import SELECTION_RULES, is_better
@@ -58,7 +58,7 @@ def test_ties_keep_the_earlier_model_and_break_on_the_loss() -> None:
     assert is_better("exact_match", a, None)
 
 
-@pytest.mark.parametrize("rule", SCHEMA_RULES)
+@pytest.mark.parametrize("rule", list(SelectionRule))
 def test_every_rule_the_schema_accepts_exists_and_no_other(rule: str) -> None:
-    assert set(SELECTION_RULES) == set(SCHEMA_RULES)
+    assert set(SELECTION_RULES) == set(SelectionRule)
     assert replay(rule, TRAJECTORY) in {r.step for r in TRAJECTORY}

@@ -4,6 +4,7 @@ only, carried by the vocabulary, joined back into text for BLEU and for translat
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 import torch
@@ -126,15 +127,15 @@ def test_bleu_joins_pieces_and_scores_against_the_original_sentences(tmp_path, m
 @pytest.mark.parametrize("option", ["tgt_subwords", "src_subwords"])
 def test_corpora_with_word_alignments_stay_word_level(tmp_path, option):
     with pytest.raises(UserError, match="synthetic one is scored and aligned word by word"):
-        load_corpus({**small_data(tmp_path / "s"), option: 50})
+        load_corpus(replace(small_data(tmp_path / "s"), **{option: 50}))
     own = tmp_path / "own"
     own.mkdir()
     for split in ("train", "valid", "test"):
         (own / f"{split}.tsv").write_text("我 爱 你\tI love you.\t0-0 1-1 2-2\n", encoding="utf-8")
-    aligned = {**small_data(own), "synthetic": False, option: 50}
+    aligned = replace(small_data(own), synthetic=False, **{option: 50})
     with pytest.raises(UserError, match=f"data.{option}: .*alignment_column=null"):
         load_corpus(aligned)
-    corpus = load_corpus({**aligned, "alignment_column": None})
+    corpus = load_corpus(replace(aligned, alignment_column=None))
     vocab = corpus.tgt_vocab if option == "tgt_subwords" else corpus.src_vocab
     assert vocab.subwords is not None
 

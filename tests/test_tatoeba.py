@@ -8,6 +8,7 @@ import lzma
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -134,7 +135,7 @@ def test_split_is_fixed_by_data_seed_and_file(tmp_path):
     data = tatoeba_data(path=str(path), valid_size=10, test_size=10)
 
     def test_sources(**changes):
-        return [p.src for p in load_splits({**data, **changes})["test"]]
+        return [p.src for p in load_splits(replace(data, **changes))["test"]]
 
     assert test_sources() == test_sources()  # same seed, same file: same split
     assert test_sources(seed=1) != test_sources()
@@ -192,14 +193,14 @@ def test_metrics_json_accepts_how_bleu_was_computed():
 
 def test_a_synthetic_folder_keeps_tokenized_scoring_even_read_as_plain_tsv(tmp_path):
     generated = load_splits(small_data(tmp_path / "synthetic"))  # synthetic=true generates it
-    as_tsv = load_splits({**small_data(tmp_path / "synthetic"), "synthetic": False})
+    as_tsv = load_splits(replace(small_data(tmp_path / "synthetic"), synthetic=False))
     assert as_tsv["test"] == generated["test"]
     assert all(p.tgt_raw is None for p in as_tsv["test"])  # evaluate --data-dir: still tok:none
     own = tmp_path / "own"
     own.mkdir()
     for split in ("train", "valid", "test"):
         (own / f"{split}.tsv").write_text("我 爱 你\tI love you.\n", encoding="utf-8")
-    mine = load_splits({**small_data(own), "synthetic": False, "alignment_column": None})
+    mine = load_splits(replace(small_data(own), synthetic=False, alignment_column=None))
     assert mine["test"][0].tgt_raw == RawTarget("I love you.")  # a user's corpus: tok:13a
 
 

@@ -71,6 +71,15 @@ TRAIN_CASES = [
     Case("unknown-device", "train.py", train("device=tpu"),
          ("device=tpu is unknown; use auto, cpu, cuda, cuda:N or mps",)),
     Case("absent-gpu", "train.py", train("device=cuda:5"), ("device=cuda:5 but", "CUDA GPU")),
+    Case("typo-added-with-plus", "train.py", train("+train.max_step=3"),
+         ("train.max_step is not an option; did you mean train.max_steps?", "--help")),
+    Case("unknown-key-added-with-plus", "train.py", train("+model.hiden_size=8"),
+         ("model.hiden_size is not an option; did you mean model.hidden_size?",)),
+    Case("unknown-tanh-form", "train.py", train("model.tanh=Tanh"),
+         ("Invalid value 'Tanh', expected one of [auto, tanh, sigmoid]",), code=1),
+    Case("resume-other-tanh-form", "train.py", resume("model.tanh=sigmoid"),
+         ("cannot resume", "model.tanh is 'tanh' in the checkpoint, 'sigmoid' now"),
+         prepare=run_copy()),
 ]  # fmt: skip
 
 MODEL_TOO_LARGE = Case(

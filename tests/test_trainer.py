@@ -73,16 +73,16 @@ def test_stop_condition_ends_fit_at_the_step_it_first_holds(
 
 def test_fit_without_a_stop_condition_runs_to_max_steps(trainer: Trainer, tmp_path: Path) -> None:
     fit(trainer, tmp_path)
-    assert trainer.state.step == trainer.cfg.train.max_steps == 24
+    assert trainer.state.step == trainer.train.max_steps == 24
     assert [h.step for h in trainer.state.history] == [12, 24]
 
 
 def test_fit_says_why_it_stopped_and_patience_counts_from_the_best(
     trainer: Trainer, tmp_path: Path
 ) -> None:
-    trainer.cfg.train.eval_every = 2
-    trainer.cfg.train.patience = 2
-    trainer.cfg.train.lr = 1e-9  # nothing improves: patience runs out after the first best
+    trainer.train.eval_every = 2
+    trainer.train.patience = 2
+    trainer.train.lr = 1e-9  # nothing improves: patience runs out after the first best
     trainer.optimizer.param_groups[0]["lr"] = 1e-9
     trainer.schedule = PlateauSchedule(trainer.optimizer, factor=0.3, patience=1)  # keeps 1e-9
     reason = fit(trainer, tmp_path)
@@ -95,6 +95,6 @@ def test_fit_says_why_it_stopped_and_patience_counts_from_the_best(
 def test_the_exact_match_target_stops_at_the_first_validation_reaching_it(
     trainer: Trainer, tmp_path: Path
 ) -> None:
-    trainer.cfg.train.stop_at_exact_match = 0.0
+    trainer.train.stop_at_exact_match = 0.0
     reason = fit(trainer, tmp_path)
     assert trainer.state.step == 12 and "stop_at_exact_match" in reason

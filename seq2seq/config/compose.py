@@ -6,25 +6,24 @@ from pathlib import Path
 
 from hydra import compose, initialize_config_dir
 from hydra.errors import HydraException
-from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from seq2seq.config.schema import register_configs, validate
+from seq2seq.config.schema import Config, register_configs, to_config
 from seq2seq.errors import UserError
 
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 
-def load_config(overrides: list[str]) -> DictConfig:
-    """``conf/config.yaml`` with Hydra-style overrides (``attention=dot train.lr=1e-3``)."""
+def load_config(overrides: list[str]) -> Config:
+    """``conf/config.yaml`` with Hydra-style overrides (``attention=dot train.lr=1e-3``), as
+    the schema's dataclasses."""
     register_configs()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            cfg = compose("config", overrides=overrides)
+            composed = compose("config", overrides=overrides)
     except (HydraException, OmegaConfBaseException) as err:
         message = str(err).split("Config search path")[0]
         if err.__cause__ is not None:
             message += ": " + str(err.__cause__).splitlines()[0]
         raise UserError(" ".join(message.split())) from None
-    validate(cfg)
-    return cfg
+    return to_config(composed)

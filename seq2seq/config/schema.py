@@ -1,7 +1,13 @@
-"""The configuration schema: typed dataclasses registered in Hydra's ConfigStore.
+"""The configuration schema: typed dataclasses registered in Hydra's ConfigStore, and the
+one conversion from Hydra's composed config into them (:func:`to_config`).
 
-Hydra merges ``conf/`` into these, so a typo'd key or a value of the wrong type fails before
-training with Hydra's message; :func:`validate` then checks ranges and combinations.
+Hydra merges ``conf/`` into these, so a typo'd key, a value of the wrong type or a choice
+outside its enum (the registries' names: :mod:`seq2seq.model.names`,
+:mod:`seq2seq.training.names`) fails before training with Hydra's message. Each section checks
+its own ranges and combinations when it is built (``__post_init__``), :class:`Config` those
+across sections, each as one :class:`UserError` line. Past the command everything takes these
+dataclasses — each part of the code its own section — never Hydra's ``DictConfig``.
+
 Every field's ``help`` text is the reference documentation of that option, and its default is
 *the* default: the files in ``conf/`` set only what differs from it (a test holds them to
 that). The synthetic corpus' sizes and lengths are the generator's own (:class:`CorpusSpec`).
@@ -9,23 +15,23 @@ that). The synthetic corpus' sizes and lengths are the generator's own (:class:`
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
+from seq2seq.config.choices import LrSchedule, SelectionRule
 from seq2seq.config.help import options_help
 from seq2seq.data.synthetic.generator import CorpusSpec
 from seq2seq.errors import UserError
 from seq2seq.machine import DEVICE_NAMES, DEVICE_PATTERN, usable_cores
-from seq2seq.model.names import ATTENTION_NAMES, DECODER_TYPES, INIT_SCHEMES
+from seq2seq.model.names import AttentionType, DecoderArrangement, InitScheme, TanhForm
 
-#: ``train.lr_schedule`` values (seq2seq.training.schedule.SCHEDULES builds each) and
-#: ``train.select_best`` rules (seq2seq.training.selection.SELECTION_RULES); tests hold
-#: these lists equal to the registries, which import torch.
-LR_SCHEDULES = ("linear", "plateau")
-SELECTION_RULES = ("exact_match", "bleu", "loss")
 #: The synthetic corpus' default folder, keyed by its generator settings (relative interpolation
 #: within ``data``; checkpoints store it resolved).
 SYNTHETIC_DIR = (
@@ -106,6 +112,61 @@ class DataConfig:
         "Source sentences whose attention heatmaps and translations are logged.",
     )
 
+    def __post_init__(self) -> None:
+        _check(
+            bool(self.synthetic or self.path or self.dir),
+            f"data={self.name} reads train.tsv, valid.tsv and test.tsv from a folder: give it "
+            "with data.dir=FOLDER",
+        )
+        for name, zero in (("tgt_subwords", "words"), ("src_subwords", "characters or words")):
+            pieces = getattr(self, name)
+            _check(
+                pieces == 0 or pieces >= 8,
+                f"data.{name} must be 0 ({zero}) or at least 8 pieces, got {pieces}",
+            )
+        for name in ("train_size", "valid_size", "test_size", "min_freq"):
+            _at_least(f"data.{name}", getattr(self, name), 1)
+        _check(
+            1 <= self.min_len <= self.max_len,
+            f"data.min_len ({self.min_len}) must be between 1 and data.max_len ({self.max_len})",
+        )
+        columns = {"src_column": self.src_column, "tgt_column": self.tgt_column}
+        if self.alignment_column is not None:
+            columns["alignment_column"] = self.alignment_column
+        for name, column in columns.items():
+            _check(
+                column >= 0,
+                f"data.{name} must not be negative"
+                + (" (null = no alignments)" if name == "alignment_column" else "")
+                + f", got {column}",
+            )
+        names = list(columns)
+        for k, first in enumerate(names):
+            for second in names[k + 1 :]:
+                _check(
+                    columns[first] != columns[second],
+                    f"data.{first} and data.{second} are both column {columns[first]}; "
+                    "give each its own (0-based) TSV column",
+                )
+
+    @property
+    def corpus_spec(self) -> CorpusSpec:
+        """The synthetic corpus this section asks for (the generator's fields, by name)."""
+        shared = [f.name for f in dataclasses.fields(CorpusSpec) if hasattr(self, f.name)]
+        return CorpusSpec(**{name: getattr(self, name) for name in shared})
+
+    @classmethod
+    def from_plain(cls, stored: dict[str, Any], seed: int | None = None) -> DataConfig:
+        """A checkpoint's stored ``data`` (plain, resolved data: read as it is, never
+        interpolated again); fields it lacks take today's defaults, fields no longer known are
+        dropped. ``seed``: the run's seed, the corpus seed of checkpoints older than
+        ``data.seed``."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in stored.items() if k in known}
+        if "seed" not in values and seed is not None:
+            values["seed"] = seed
+        return cls(**values)
+
 
 @dataclass
 class ModelConfig:
@@ -114,26 +175,50 @@ class ModelConfig:
     encoder_layers: int = _f(1, "Stacked encoder GRU layers.")
     bidirectional: bool = _f(True, "Bidirectional encoder.")
     dropout: float = _f(0.1, "Dropout on embeddings and the output layer.")
-    init: str = _f(
-        "xavier",
+    init: InitScheme = _f(
+        InitScheme.xavier,
         "How new weights start: xavier (Glorot uniform, the GRU's per gate; zero biases; as "
         "JoeyNMT does) or pytorch (PyTorch's layer defaults, this project's before).",
     )
-    decoder: str = _f(
-        "bahdanau",
+    decoder: DecoderArrangement = _f(
+        DecoderArrangement.bahdanau,
         "Decoder arrangement: luong (attend from the new state; training runs without a loop "
         "over time steps) or bahdanau (attend from the previous state and feed the context "
         "into the GRU; a step loop). Attention none ignores it.",
     )
+    tanh: TanhForm = _f(
+        TanhForm.auto,
+        "How additive attention's energies compute tanh in the training recurrence: tanh, or "
+        "sigmoid (2σ(2x) − 1, equal to float rounding and faster on some CPUs); auto times "
+        "both at the start of the run and takes the faster (CUDA: tanh). The form is recorded "
+        "in train.log and the checkpoint, and a resumed run keeps it.",
+    )
+
+    def __post_init__(self) -> None:
+        for name in ("embed_size", "hidden_size", "encoder_layers"):
+            _at_least(f"model.{name}", getattr(self, name), 1, "must be positive")
+        _check(0.0 <= self.dropout < 1.0, f"model.dropout must be in [0, 1), got {self.dropout}")
+
+    @property
+    def key_size(self) -> int:
+        """The encoder output size attention reads: hidden size × directions."""
+        return self.hidden_size * (2 if self.bidirectional else 1)
 
 
 @dataclass
 class AttentionConfig:
-    type: str = _f("additive", f"One of {', '.join(ATTENTION_NAMES)}.")
+    type: AttentionType = _f(AttentionType.additive, f"One of {', '.join(AttentionType)}.")
     num_heads: int = _f(1, "Heads of multi-head attention (must divide 2·hidden_size).")
     hidden_size: int | None = _f(
         None, "Additive attention's hidden size; null = model.hidden_size."
     )
+
+    def __post_init__(self) -> None:
+        _at_least("attention.num_heads", self.num_heads, 1)
+        _check(
+            self.hidden_size is None or self.hidden_size > 0,
+            "attention.hidden_size must be positive",
+        )
 
 
 @dataclass
@@ -147,8 +232,8 @@ class TrainConfig:
     patience: int = _f(
         4, "Stop after this many validations without a better model (see select_best)."
     )
-    select_best: str = _f(
-        "exact_match",
+    select_best: SelectionRule = _f(
+        SelectionRule.exact_match,
         "Which validation's model becomes best.pt (and is tested): exact_match (higher valid "
         "exact match, then lower valid loss), bleu (higher valid BLEU, then lower loss) or "
         "loss (lower valid loss).",
@@ -160,8 +245,8 @@ class TrainConfig:
     )
     clip_grad_norm: float = _f(1.0, "Clip the gradient norm to this (0 = off).")
     teacher_forcing: float = _f(1.0, "Probability of feeding the reference token at each step.")
-    lr_schedule: str = _f(
-        "linear",
+    lr_schedule: LrSchedule = _f(
+        LrSchedule.linear,
         "linear (warm up over warmup_steps, then decay linearly to 0 at the last planned step: "
         "max_steps, else max_epochs) or plateau (cut by lr_factor when valid loss stalls).",
     )
@@ -210,6 +295,57 @@ class TrainConfig:
         "jobs (-m) always train in one process each; under torchrun its own count applies.",
     )
 
+    def __post_init__(self) -> None:
+        for name in ("batch_size", "eval_batch_size", "eval_every", "log_every", "beam_size"):
+            _at_least(f"train.{name}", getattr(self, name), 1)
+        _check(self.lr > 0, f"train.lr must be positive, got {self.lr}")
+        _check(
+            self.lr <= 1e37,
+            f"train.lr={self.lr} is too large: Adam's first step would overflow float32",
+        )
+        counts = ("max_steps", "max_epochs", "patience", "lr_patience", "num_threads")
+        for name in (*counts, "warmup_steps"):
+            _at_least(f"train.{name}", getattr(self, name), 0, "must not be negative")
+        _check(
+            self.max_steps > 0 or self.max_epochs > 0,
+            "set train.max_steps or train.max_epochs above 0",
+        )
+        processes = str(self.processes).strip()
+        _check(
+            processes == "auto" or (processes.isdigit() and int(processes) >= 1),
+            f"train.processes={self.processes!r}: use auto or a whole number of processes >= 1",
+        )
+        _at_least("train.clip_grad_norm", self.clip_grad_norm, 0, "must not be negative")
+        _check(0.0 <= self.teacher_forcing <= 1.0, "train.teacher_forcing must be in [0, 1]")
+        _check(
+            0.0 <= self.alignment_weight < float("inf"),
+            "train.alignment_weight must be a finite number >= 0 (0 = off), got "
+            f"{self.alignment_weight}",
+        )
+        _check(
+            0.0 <= self.alignment_possible_weight <= 1.0,
+            "train.alignment_possible_weight must be in [0, 1], got "
+            f"{self.alignment_possible_weight}",
+        )
+        _check(
+            0.0 < self.lr_factor < 1.0, f"train.lr_factor must be in (0, 1), got {self.lr_factor}"
+        )
+        _check(
+            0.0 <= self.label_smoothing < 1.0,
+            f"train.label_smoothing must be in [0, 1), got {self.label_smoothing}",
+        )
+        _check(
+            self.stop_at_exact_match is None or 0.0 <= self.stop_at_exact_match <= 1.0,
+            "train.stop_at_exact_match must be in [0, 1] or null (off), got "
+            f"{self.stop_at_exact_match}",
+        )
+        cores = usable_cores()
+        _check(
+            self.num_threads <= cores,
+            f"train.num_threads={self.num_threads} is more than the {cores} CPU "
+            f"core{'s' * (cores != 1)} this process may use; use at most {cores} (0 = auto)",
+        )
+
 
 @dataclass
 class Config:
@@ -225,6 +361,19 @@ class Config:
     model: ModelConfig = field(default_factory=ModelConfig)
     attention: AttentionConfig = field(default_factory=AttentionConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+
+    def __post_init__(self) -> None:
+        # The names seq2seq.runtime.resolve_device accepts (it also checks the machine has it).
+        _check(
+            DEVICE_PATTERN.fullmatch(self.device) is not None,
+            f"device={self.device} is unknown; use {DEVICE_NAMES}",
+        )
+        heads, key_size = self.attention.num_heads, self.model.key_size
+        _check(
+            self.attention.type != AttentionType.multihead or key_size % heads == 0,
+            f"attention.num_heads={heads} must divide the encoder output size {key_size} "
+            f"(model.hidden_size × directions)",
+        )
 
 
 def register_configs() -> None:
@@ -250,128 +399,58 @@ def _check(ok: bool, message: str) -> None:
         raise UserError(message)
 
 
-def validate(cfg: DictConfig | Config) -> None:
-    """Check ranges and combinations Hydra's type check cannot; raise :class:`UserError`."""
-    a, m, t, d = cfg.attention, cfg.model, cfg.train, cfg.data
-    _check(
-        a.type in ATTENTION_NAMES,
-        f"attention.type={a.type!r} is unknown; choose one of {', '.join(ATTENTION_NAMES)}",
-    )
-    _check(
-        m.decoder in DECODER_TYPES,
-        f"model.decoder={m.decoder!r} is unknown; choose one of {', '.join(DECODER_TYPES)}",
-    )
-    # The names seq2seq.runtime.resolve_device accepts (it also checks the machine has it).
-    _check(
-        DEVICE_PATTERN.fullmatch(cfg.device) is not None,
-        f"device={cfg.device} is unknown; use {DEVICE_NAMES}",
-    )
-    _check(
-        m.init in INIT_SCHEMES,
-        f"model.init={m.init!r} is unknown; choose one of {', '.join(INIT_SCHEMES)}",
-    )
-    for name in ("embed_size", "hidden_size", "encoder_layers"):
-        _check(getattr(m, name) > 0, f"model.{name} must be positive, got {getattr(m, name)}")
-    _check(0.0 <= m.dropout < 1.0, f"model.dropout must be in [0, 1), got {m.dropout}")
-    key_size = m.hidden_size * (2 if m.bidirectional else 1)
-    _check(a.num_heads >= 1, f"attention.num_heads must be at least 1, got {a.num_heads}")
-    _check(
-        a.type != "multihead" or key_size % a.num_heads == 0,
-        f"attention.num_heads={a.num_heads} must divide the encoder output size {key_size} "
-        f"(model.hidden_size × directions)",
-    )
-    _check(a.hidden_size is None or a.hidden_size > 0, "attention.hidden_size must be positive")
-    for name in ("batch_size", "eval_batch_size", "eval_every", "log_every", "beam_size"):
-        _check(getattr(t, name) >= 1, f"train.{name} must be at least 1, got {getattr(t, name)}")
-    _check(t.lr > 0, f"train.lr must be positive, got {t.lr}")
-    _check(t.lr <= 1e37, f"train.lr={t.lr} is too large: Adam's first step would overflow float32")
-    counts = ("max_steps", "max_epochs", "patience", "lr_patience", "num_threads", "warmup_steps")
-    for name in counts:
-        _check(getattr(t, name) >= 0, f"train.{name} must not be negative, got {getattr(t, name)}")
-    _check(t.max_steps > 0 or t.max_epochs > 0, "set train.max_steps or train.max_epochs above 0")
-    processes = str(t.processes).strip()
-    _check(
-        processes == "auto" or (processes.isdigit() and int(processes) >= 1),
-        f"train.processes={t.processes!r}: use auto or a whole number of processes >= 1",
-    )
-    _check(
-        t.clip_grad_norm >= 0, f"train.clip_grad_norm must not be negative, got {t.clip_grad_norm}"
-    )
-    _check(0.0 <= t.teacher_forcing <= 1.0, "train.teacher_forcing must be in [0, 1]")
-    _check(
-        0.0 <= t.alignment_weight < float("inf"),
-        f"train.alignment_weight must be a finite number >= 0 (0 = off), got {t.alignment_weight}",
-    )
-    _check(
-        0.0 <= t.alignment_possible_weight <= 1.0,
-        f"train.alignment_possible_weight must be in [0, 1], got {t.alignment_possible_weight}",
-    )
-    _check(
-        t.lr_schedule in LR_SCHEDULES,
-        f"train.lr_schedule={t.lr_schedule!r} is unknown; choose one of {', '.join(LR_SCHEDULES)}",
-    )
-    _check(
-        t.select_best in SELECTION_RULES,
-        f"train.select_best={t.select_best!r} is unknown; choose one of "
-        f"{', '.join(SELECTION_RULES)}",
-    )
-    _check(0.0 < t.lr_factor < 1.0, f"train.lr_factor must be in (0, 1), got {t.lr_factor}")
-    _check(
-        0.0 <= t.label_smoothing < 1.0,
-        f"train.label_smoothing must be in [0, 1), got {t.label_smoothing}",
-    )
-    _check(
-        d.tgt_subwords == 0 or d.tgt_subwords >= 8,
-        f"data.tgt_subwords must be 0 (words) or at least 8 pieces, got {d.tgt_subwords}",
-    )
-    _check(
-        d.src_subwords == 0 or d.src_subwords >= 8,
-        f"data.src_subwords must be 0 (characters or words) or at least 8 pieces, got "
-        f"{d.src_subwords}",
-    )
-    _check(
-        bool(d.synthetic or d.path or d.dir),
-        f"data={d.name} reads train.tsv, valid.tsv and test.tsv from a folder: give it with "
-        "data.dir=FOLDER",
-    )
-    for name in ("train_size", "valid_size", "test_size", "min_freq"):
-        _check(getattr(d, name) >= 1, f"data.{name} must be at least 1, got {getattr(d, name)}")
-    _check(
-        1 <= d.min_len <= d.max_len,
-        f"data.min_len ({d.min_len}) must be between 1 and data.max_len ({d.max_len})",
-    )
-    for name in ("src_column", "tgt_column"):
-        _check(getattr(d, name) >= 0, f"data.{name} must not be negative, got {getattr(d, name)}")
-    _check(
-        d.alignment_column is None or d.alignment_column >= 0,
-        f"data.alignment_column must not be negative (null = no alignments), "
-        f"got {d.alignment_column}",
-    )
-    columns = {"src_column": d.src_column, "tgt_column": d.tgt_column}
-    if d.alignment_column is not None:
-        columns["alignment_column"] = d.alignment_column
-    names = list(columns)
-    for k, first in enumerate(names):
-        for second in names[k + 1 :]:
-            _check(
-                columns[first] != columns[second],
-                f"data.{first} and data.{second} are both column {columns[first]}; "
-                "give each its own (0-based) TSV column",
-            )
-    _check(
-        t.stop_at_exact_match is None or 0.0 <= t.stop_at_exact_match <= 1.0,
-        f"train.stop_at_exact_match must be in [0, 1] or null (off), got {t.stop_at_exact_match}",
-    )
-    cores = usable_cores()
-    _check(
-        t.num_threads <= cores,
-        f"train.num_threads={t.num_threads} is more than the {cores} CPU "
-        f"core{'s' * (cores != 1)} this process may use; use at most {cores} (0 = auto)",
-    )
+def _at_least(name: str, value: float, bound: float, says: str = "") -> None:
+    _check(value >= bound, f"{name} {says or f'must be at least {bound}'}, got {value}")
 
 
-def to_plain(cfg: DictConfig) -> dict[str, Any]:
-    """The resolved config as plain Python data (for checkpoints and JSON)."""
-    plain = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(plain, dict)
-    return plain  # type: ignore[return-value]
+def to_config(composed: DictConfig) -> Config:
+    """Hydra's composed config as the schema's dataclasses (the one conversion; every section
+    checks itself on the way: a bad value is one :class:`UserError` line). A key the schema
+    does not have — a typo given with ``+``, which Hydra adds and the conversion would drop —
+    is refused with the nearest option's name."""
+    unknown = _unknown_keys(composed, Config)
+    if unknown:
+        name, nearest = unknown[0]
+        hint = f"; did you mean {nearest}?" if nearest else ""
+        raise UserError(
+            f"{name} is not an option{hint} (python scripts/train.py --help lists every option)"
+        )
+    try:
+        config = OmegaConf.to_object(composed)
+    except OmegaConfBaseException as err:
+        raise UserError(" ".join(str(err).split("full_key:")[0].split())) from None
+    assert isinstance(config, Config), type(config)
+    return config
+
+
+def to_plain(config: Any) -> Any:
+    """A config (or any section) as plain Python data, enums as their names: what
+    checkpoints (loaded with ``weights_only``), JSON and YAML hold."""
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        return {f.name: to_plain(getattr(config, f.name)) for f in dataclasses.fields(config)}
+    if isinstance(config, Enum):
+        return str(config.value)
+    if isinstance(config, list | tuple):
+        return [to_plain(v) for v in config]
+    if isinstance(config, dict):
+        return {k: to_plain(v) for k, v in config.items()}
+    return config
+
+
+def _unknown_keys(node: Any, schema: type, prefix: str = "") -> list[tuple[str, str | None]]:
+    """``(key, nearest option)`` for every key of ``node`` (a config mapping) that ``schema``
+    (a dataclass) has no field for, depth first; Hydra's own node is not the schema's."""
+    fields = {f.name: f for f in dataclasses.fields(schema)}
+    found: list[tuple[str, str | None]] = []
+    for key in node:
+        if not prefix and key == "hydra":
+            continue
+        field_ = fields.get(str(key))
+        if field_ is None:
+            nearest = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.6)
+            found.append((f"{prefix}{key}", f"{prefix}{nearest[0]}" if nearest else None))
+            continue
+        group = field_.default_factory
+        if isinstance(group, type) and dataclasses.is_dataclass(group):
+            found += _unknown_keys(node[key], group, f"{prefix}{key}.")
+    return found

@@ -1,27 +1,24 @@
-"""From a ``data`` config to train/valid/test pairs and vocabularies.
-
-``data`` is a ``DictConfig`` or a plain mapping: a checkpoint's stored config is plain,
-already-resolved data and is read as it is, never interpolated again.
+"""From a ``data`` config (:class:`~seq2seq.config.schema.DataConfig`) to train/valid/test
+pairs and vocabularies. A checkpoint's stored ``data`` comes back through
+:meth:`DataConfig.from_plain <seq2seq.config.schema.DataConfig.from_plain>`: plain,
+already-resolved data read as it is, never interpolated again.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
+from seq2seq.config.schema import DataConfig
 from seq2seq.data.corpus import SPLITS, Pair, TsvFormat, join_chinese, read_tsv
 from seq2seq.data.subwords import Subwords
-from seq2seq.data.synthetic.generator import CorpusSpec
 from seq2seq.data.synthetic.store import CORPUS_FILE, Outcome, ensure_corpus
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.files import file_sha256
-
-DataSettings = Mapping[str, Any]
 
 
 @dataclass
@@ -38,25 +35,19 @@ class Corpus:
     file_sha256: str | None = None
 
 
-def tsv_format(data: DataSettings) -> TsvFormat:
-    """How to read the configured corpus. Real corpora keep their untokenized targets for
-    paper-style BLEU; the synthetic one is scored on its tokens (see evaluation.scoring)."""
-    return TsvFormat(
-        src_column=data["src_column"],
-        tgt_column=data["tgt_column"],
-        alignment_column=data["alignment_column"],
-        char_level_src=data["char_level_src"],
-        lowercase_tgt=data["lowercase_tgt"],
-        split_tgt_punct=data["split_tgt_punct"],
-        keep_raw=not data["synthetic"],
-    )
+def tsv_format(data: DataConfig) -> TsvFormat:
+    """How to read the configured corpus (the format's fields, by name). Real corpora keep
+    their untokenized targets for paper-style BLEU; the synthetic one is scored on its tokens
+    (see evaluation.scoring)."""
+    shared = [f.name for f in dataclasses.fields(TsvFormat) if hasattr(data, f.name)]
+    return TsvFormat(**{name: getattr(data, name) for name in shared}, keep_raw=not data.synthetic)
 
 
-def ensure_synthetic_corpus(data: DataSettings) -> Path:
+def ensure_synthetic_corpus(data: DataConfig) -> Path:
     """Generate the synthetic splits into ``data.dir`` unless it holds them already; raise
     :class:`UserError` when it holds a corpus of another spec (see :mod:`.synthetic.store`)."""
-    directory = Path(data["dir"])
-    spec = corpus_spec(data)
+    directory = Path(data.dir)
+    spec = data.corpus_spec
     if ensure_corpus(directory, spec) is Outcome.GENERATED:
         logging.getLogger(__name__).info(
             "generated the synthetic corpus (data.seed=%d) into %s: %d train / %d valid / "
@@ -68,18 +59,6 @@ def ensure_synthetic_corpus(data: DataSettings) -> Path:
             spec.test_size,
         )
     return directory
-
-
-def corpus_spec(data: DataSettings) -> CorpusSpec:
-    """The synthetic corpus a ``data`` config asks for."""
-    return CorpusSpec(
-        seed=data["seed"],
-        train_size=data["train_size"],
-        valid_size=data["valid_size"],
-        test_size=data["test_size"],
-        min_len=data["min_len"],
-        max_len=data["max_len"],
-    )
 
 
 def split_single_file(pairs: list[Pair], valid_size: int, test_size: int, seed: int) -> dict:
@@ -103,10 +82,10 @@ def split_single_file(pairs: list[Pair], valid_size: int, test_size: int, seed: 
     return {"train": train, "valid": valid, "test": test}
 
 
-def check_same_file(data: DataSettings, expected_sha256: str | None) -> None:
+def check_same_file(data: DataConfig, expected_sha256: str | None) -> None:
     """Raise :class:`UserError` when ``data.path`` no longer holds the bytes a run was trained
     on (``expected_sha256``): splitting another file would give other splits, silently."""
-    path = data.get("path")
+    path = data.path
     if not path or expected_sha256 is None or not Path(path).is_file():
         return  # nothing recorded (a folder corpus, an older run) or reported by the reader
     if file_sha256(path) != expected_sha256:
@@ -117,7 +96,7 @@ def check_same_file(data: DataSettings, expected_sha256: str | None) -> None:
         )
 
 
-def load_splits(data: DataSettings) -> dict[str, list[Pair]]:
+def load_splits(data: DataConfig) -> dict[str, list[Pair]]:
     """Read train/valid/test (generating the synthetic corpus first when configured).
 
     A single file (``data.path``: plain, ``.xz`` or ``.gz``, e.g. the shipped Tatoeba
@@ -125,14 +104,14 @@ def load_splits(data: DataSettings) -> dict[str, list[Pair]]:
     the sizes: no split is cached on disk, so one of another seed or file is never reused.
     """
     fmt = tsv_format(data)
-    if data.get("path"):
+    if data.path:
         splits = split_single_file(
-            read_tsv(data["path"], fmt), data["valid_size"], data["test_size"], data["seed"]
+            read_tsv(data.path, fmt), data.valid_size, data.test_size, data.seed
         )
     else:
-        if data["synthetic"]:
+        if data.synthetic:
             ensure_synthetic_corpus(data)
-        directory = Path(data["dir"])
+        directory = Path(data.dir or "")
         if not directory.is_dir():
             raise UserError(
                 f"data folder {directory} does not exist; set data.dir to a folder with "
@@ -143,37 +122,37 @@ def load_splits(data: DataSettings) -> dict[str, list[Pair]]:
         splits = {split: read_tsv(directory / f"{split}.tsv", fmt) for split in SPLITS}
     for split in SPLITS:
         if not splits[split]:
-            raise UserError(f"the {split} split of {data.get('path') or data['dir']} is empty")
+            raise UserError(f"the {split} split of {data.path or data.dir} is empty")
     return splits
 
 
-def load_corpus(data: DataSettings) -> Corpus:
+def load_corpus(data: DataConfig) -> Corpus:
     """The splits plus vocabularies built from the training split (with
     ``data.tgt_subwords`` / ``data.src_subwords``: English / Chinese pieces of a model trained
     on it, every piece kept)."""
     splits = load_splits(data)
     src_subwords, tgt_subwords = None, None
     for option in ("src_subwords", "tgt_subwords"):
-        if data.get(option):
-            _check_word_level_not_needed(splits, f"data.{option}", data.get("synthetic", False))
-    if data.get("src_subwords"):
-        train_texts = (chinese_text(p, data["char_level_src"]) for p in splits["train"])
-        src_subwords = Subwords.train(train_texts, data["src_subwords"], "data.src_subwords")
-        splits = segment_sources(splits, src_subwords, data["char_level_src"])
-    if data.get("tgt_subwords"):
+        if getattr(data, option):
+            _check_word_level_not_needed(splits, f"data.{option}", data.synthetic)
+    if data.src_subwords:
+        train_texts = (chinese_text(p, data.char_level_src) for p in splits["train"])
+        src_subwords = Subwords.train(train_texts, data.src_subwords, "data.src_subwords")
+        splits = segment_sources(splits, src_subwords, data.char_level_src)
+    if data.tgt_subwords:
         train_texts = map(english_text, splits["train"])
-        tgt_subwords = Subwords.train(train_texts, data["tgt_subwords"], "data.tgt_subwords")
+        tgt_subwords = Subwords.train(train_texts, data.tgt_subwords, "data.tgt_subwords")
         splits = segment_targets(splits, tgt_subwords)
 
     def min_freq(subwords: Subwords | None) -> int:
-        return 1 if subwords is not None else data["min_freq"]  # every piece is kept
+        return 1 if subwords is not None else data.min_freq  # every piece is kept
 
     train = splits["train"]
     return Corpus(
         **splits,
         src_vocab=Vocab.build((p.src for p in train), min_freq(src_subwords), src_subwords),
         tgt_vocab=Vocab.build((p.tgt for p in train), min_freq(tgt_subwords), tgt_subwords),
-        file_sha256=file_sha256(data["path"]) if data.get("path") else None,
+        file_sha256=file_sha256(data.path) if data.path else None,
     )
 
 

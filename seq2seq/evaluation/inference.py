@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from seq2seq.config.schema import DataConfig
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.corpus import Pair, join_chinese, tokenize_src
 from seq2seq.data.detokenize import join_english
@@ -83,9 +84,15 @@ class TrainedRun:
         )
 
     @property
+    def data(self) -> DataConfig:
+        """The run's ``data`` section, from the checkpoint's stored config (plain data, read
+        as it is: resolving it again would expand a crafted ``${oc.env:...}``)."""
+        return DataConfig.from_plain(self.config["data"], seed=self.config.get("seed"))
+
+    @property
     def split_punct(self) -> bool:
         """Whether the run's corpus detached English punctuation (undone in the output)."""
-        return bool(self.config["data"].get("split_tgt_punct", False))
+        return self.data.split_tgt_punct
 
     @property
     def input_limit(self) -> int:
@@ -96,7 +103,7 @@ class TrainedRun:
         """Tokenize like the run's corpus; in a word-level run, unsegmented Chinese is split
         into known words by greedy longest match (``我爱中国`` -> ``我 爱 中国``); a run with
         Chinese subwords cuts the sentence into its model's pieces."""
-        char_level = self.config["data"]["char_level_src"]
+        char_level = self.data.char_level_src
         if self.src_vocab.subwords is not None:
             tokens = list(tokenize_src(text, char_level=char_level))
             return self.src_vocab.subwords.segment(join_chinese(tokens, char_level))

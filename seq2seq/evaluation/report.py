@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,19 +35,17 @@ def evaluate_run(
     if beam_size < 1 or batch_size < 1:
         raise UserError("--beam-size and --batch-size must be at least 1")
     run = TrainedRun.load(run_dir, checkpoint, device=str(resolve_device(device)))
-    # Plain data, read as it is: the stored config was saved resolved, and resolving it again
-    # would expand a crafted "${oc.env:...}". Older checkpoints' corpus seed was the run's seed.
-    data = {"seed": run.config["seed"], **run.config["data"]}
+    data = run.data
     if data_dir is not None:
         if not Path(data_dir).is_dir():
             raise UserError(
                 f"--data-dir {data_dir} does not exist; pass the folder holding {split}.tsv"
             )
-        data.update(dir=data_dir, path=None, synthetic=False)
+        data = replace(data, dir=data_dir, path=None, synthetic=False)
     check_same_file(data, run.corpus_sha256)
     splits = load_splits(data)
     if run.src_vocab.subwords is not None:
-        splits = segment_sources(splits, run.src_vocab.subwords, data["char_level_src"])
+        splits = segment_sources(splits, run.src_vocab.subwords, data.char_level_src)
     if run.tgt_vocab.subwords is not None:
         splits = segment_targets(splits, run.tgt_vocab.subwords)
     dataset = ParallelDataset(splits[split], run.src_vocab, run.tgt_vocab)
@@ -61,13 +60,13 @@ def evaluate_run(
         select_head_on=("valid", valid) if split != "valid" else None,
         progress=progress,
     )
-    source = Path(data["path"]) if data.get("path") else Path(data["dir"]) / f"{split}.tsv"
+    source = Path(data.path) if data.path else Path(data.dir or "") / f"{split}.tsv"
     return Evaluation(
         checkpoint=checkpoint,
         step=run.step,
         split=split,
         beam_size=beam_size,
-        corpus=str(data.get("path") or data["dir"]),
+        corpus=str(data.path or data.dir),
         corpus_sha256=file_sha256(source) if source.is_file() else None,
         scores=scores,
     )

@@ -32,6 +32,7 @@ from torch import Tensor, nn
 
 from seq2seq.model.context import Mixer, ProjectedContext, ValueGates
 from seq2seq.model.names import ATTENTION_NAMES
+from seq2seq.model.shapes import expect
 from seq2seq.model.spec import ModelSpec
 
 
@@ -102,6 +103,15 @@ class Attention(nn.Module, ABC):
         raise NotImplementedError(f"{type(self).__name__} has no weights")
 
     def forward(self, query: Tensor, keys: Tensor, mask: Tensor) -> tuple[Tensor, Tensor | None]:
+        """The module on its own: query (B, D_q) or (B, T_q, D_q), keys (B, T_s, D_k), mask
+        (B, T_s) -> context and weights as :meth:`attend` gives them."""
+        expect(
+            f"{type(self).__name__}.forward",
+            {"D_k": self.context_size},
+            query=(query, "B D_q" if query.dim() == 2 else "B T_q D_q"),
+            keys=(keys, "B T_s D_k"),
+            mask=(mask, "B T_s"),
+        )
         return self.attend(query, self.prepare(keys, mask))
 
     @classmethod
@@ -170,16 +180,21 @@ class SingleHeadAttention(Attention):
 class AdditiveAttention(SingleHeadAttention):
     """Bahdanau attention: ``score(q, k) = v_aᵀ tanh(W_a q + U_a k)``; sizes may differ."""
 
-    def __init__(self, query_dim: int, key_dim: int, hidden_size: int) -> None:
+    def __init__(
+        self, query_dim: int, key_dim: int, hidden_size: int, tanh_form: str = "tanh"
+    ) -> None:
         super().__init__()
         self.context_size = key_dim
+        # How the fused training recurrence computes tanh (seq2seq.model.tanh); this textbook
+        # path always uses torch.tanh, which the two forms equal to float32 rounding.
+        self.tanh_form = tanh_form
         self.query_layer = nn.Linear(query_dim, hidden_size, bias=True)  # W_a
         self.key_layer = nn.Linear(key_dim, hidden_size, bias=False)  # U_a
         self.energy_layer = nn.Linear(hidden_size, 1, bias=False)  # v_a
 
     @classmethod
     def build(cls, query_dim: int, key_dim: int, spec: ModelSpec) -> AdditiveAttention:
-        return cls(query_dim, key_dim, spec.attention_hidden_size or spec.hidden_size)
+        return cls(query_dim, key_dim, spec.attention_hidden_size or spec.hidden_size, spec.tanh)
 
     def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
         return Memory(self.key_layer(keys), keys, mask)  # U_a k: (B, T_s, A), once per batch

@@ -51,8 +51,13 @@ class Checkpoint:
     config: dict[str, Any]  # the resolved run config, plain data; never resolved again
     max_src_len: int  # the longest training source (tokens): translate's input limit
     corpus_sha256: str | None = None  # SHA-256 of data.path, when the splits came from one file
-    # kernel forms the run trains with, kept on resume: {"tanh": "tanh" | "sigmoid"}
+    # older checkpoints' record of the tanh form ({"tanh": ...}); it is model_spec["tanh"] now
     numerics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The stored model spec (older checkpoints' tanh form taken from ``numerics``)."""
+        return ModelSpec.from_dict(self.model_spec, self.numerics.get("tanh"))
 
     def to_dict(self) -> dict[str, Any]:
         """The file's content (shallow: tensors are not copied)."""
@@ -214,7 +219,7 @@ def model_from_checkpoint(
 ) -> tuple[Seq2Seq, Vocab, Vocab]:
     """Rebuild the model and its vocabularies; mismatches are a :class:`UserError`."""
     try:
-        spec = ModelSpec.from_dict(checkpoint.model_spec)
+        spec = checkpoint.spec
         src_vocab = Vocab.from_dict(checkpoint.vocab["src"])
         tgt_vocab = Vocab.from_dict(checkpoint.vocab["tgt"])
     except (KeyError, TypeError, ValueError) as err:

@@ -23,6 +23,7 @@ from seq2seq.data.vocab import Vocab
 from seq2seq.model.attention import Attention, Memory
 from seq2seq.model.fused_recurrence import fused_bahdanau_recurrence, fused_scorer
 from seq2seq.model.names import DECODER_TYPES
+from seq2seq.model.shapes import expect
 from seq2seq.model.spec import ModelSpec
 
 
@@ -111,6 +112,13 @@ class Decoder(nn.Module, ABC):
         With ``teacher_forcing < 1`` each step feeds, with that probability, the reference token,
         else the model's own previous prediction (one coin per step, drawn once per batch).
         """
+        expect(
+            "Decoder.forward",
+            {"H": self.rnn.hidden_size},
+            tgt_in=(tgt_in, "B T_t"),
+            state=(state, "B H"),
+            mask=(memory.mask, "B T_s"),
+        )
         if teacher_forcing < 1.0:
             feed_reference = (torch.rand(tgt_in.size(1)) < teacher_forcing).tolist()
             return self._step_loop(tgt_in, memory, state, keep_weights, feed_reference)

@@ -8,6 +8,7 @@ from torch import Tensor, nn
 from seq2seq.model.attention import Attention, Memory, build_attention
 from seq2seq.model.decoder import build_decoder
 from seq2seq.model.encoder import Encoder
+from seq2seq.model.shapes import expect
 from seq2seq.model.spec import ModelSpec
 
 
@@ -33,7 +34,14 @@ class Seq2Seq(nn.Module):
         return self.decoder.attention
 
     def encode(self, src: Tensor, src_lengths: Tensor, src_mask: Tensor) -> tuple[Memory, Tensor]:
-        """src (B, T_s) -> attention memory and the decoder's initial state (B, H)."""
+        """src (B, T_s), src_lengths (B,), src_mask (B, T_s) -> attention memory and the
+        decoder's initial state (B, H)."""
+        expect(
+            "Seq2Seq.encode",
+            src=(src, "B T_s"),
+            src_lengths=(src_lengths, "B"),
+            src_mask=(src_mask, "B T_s"),
+        )
         outputs, final = self.encoder(src, src_lengths)
         initial_state = torch.tanh(self.bridge(final))
         return self.attention.prepare(outputs, src_mask), initial_state
@@ -47,7 +55,9 @@ class Seq2Seq(nn.Module):
         teacher_forcing: float = 1.0,
         keep_weights: bool = False,
     ) -> tuple[Tensor, Tensor | None]:
-        """-> logits (B, T_t, V), weights (B, heads, T_t, T_s) when ``keep_weights``."""
+        """src (B, T_s), src_lengths (B,), src_mask (B, T_s), tgt_in (B, T_t) -> logits
+        (B, T_t, V), weights (B, heads, T_t, T_s) when ``keep_weights``."""
+        expect("Seq2Seq.forward", src=(src, "B T_s"), tgt_in=(tgt_in, "B T_t"))
         memory, state = self.encode(src, src_lengths, src_mask)
         return self.decoder(tgt_in, memory, state, teacher_forcing, keep_weights)
 

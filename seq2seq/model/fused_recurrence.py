@@ -48,7 +48,7 @@ from seq2seq.model.attention import (
     masked_softmax,
 )
 from seq2seq.model.context import Mixer, ValueGates
-from seq2seq.model.tanh import tanh_
+from seq2seq.model.tanh import KERNELS as TANH_KERNELS
 
 
 class AdditiveScorer:
@@ -58,7 +58,12 @@ class AdditiveScorer:
     backward needs them for ``tanh'`` and for ``v``'s gradient. They are kept as one tensor per
     step, not slices of one (T_t, B, T_s, A) buffer: a buffer that large (~100 MB at batch 64)
     is fresh memory from the OS at every batch, and filling it measured ~30% slower.
+
+    :attr:`tanh` is the in-place kernel of the attention's form (:mod:`seq2seq.model.tanh`);
+    :data:`ADDITIVE_SCORERS` holds one subclass per form.
     """
+
+    tanh = staticmethod(TANH_KERNELS["tanh"])
 
     def __init__(self, keys: Tensor, query_weight: Tensor, query_bias: Tensor, v: Tensor) -> None:
         """keys (B, T_s, A) = U_a k, query_weight (A, H), query_bias (A,), v (1, A)."""
@@ -69,9 +74,9 @@ class AdditiveScorer:
     def scores(self, state: Tensor) -> Tensor:
         """The next step's scores for the previous state (B, H) -> (B, T_s)."""
         query = torch.addmm(self.query_bias, state, self.query_weight.t())  # (B, A)
-        # E = tanh(x), in the form faster on this machine (seq2seq.model.tanh): the largest
-        # element-wise cost of a step; both agree to float32 rounding with the plain path
-        energy = tanh_(torch.add(self.keys, query.unsqueeze(1)))
+        # E = tanh(x), in the attention's form (seq2seq.model.tanh): the largest element-wise
+        # cost of a step; both forms agree to float32 rounding with the plain path
+        energy = self.tanh(torch.add(self.keys, query.unsqueeze(1)))
         self.energies.append(energy)
         return energy @ self.v  # (B, T_s)
 
@@ -211,6 +216,11 @@ class DotScorer:
 
 
 Scorer = AdditiveScorer | DotScorer | MultiHeadScorer
+#: ``model.tanh`` form -> the additive scorer computing its energies in that form.
+ADDITIVE_SCORERS: dict[str, type[AdditiveScorer]] = {
+    form: type(f"AdditiveScorer_{form}", (AdditiveScorer,), {"tanh": staticmethod(kernel)})
+    for form, kernel in TANH_KERNELS.items()
+}
 
 
 def fused_scorer(attention: Attention, memory: Memory) -> tuple[type[Scorer], tuple] | None:
@@ -223,7 +233,7 @@ def fused_scorer(attention: Attention, memory: Memory) -> tuple[type[Scorer], tu
             layer.bias,
             attention.energy_layer.weight,
         )
-        return AdditiveScorer, scorer_inputs
+        return ADDITIVE_SCORERS[attention.tanh_form], scorer_inputs
     if isinstance(attention, ScaledDotProductAttention):
         query_weight = None if attention.query_layer is None else attention.query_layer.weight
         return DotScorer, (memory.scores_from, query_weight, attention.scale)

@@ -21,11 +21,17 @@ class ModelSpec:
     num_heads: int = 1
     attention_hidden_size: int | None = None  # additive attention's; None = hidden_size
     decoder: str = "bahdanau"  # arrangement, one of DECODER_TYPES (older checkpoints: bahdanau)
+    # additive energies' tanh in the training recurrence: "tanh" or "sigmoid" (never "auto":
+    # resolved at the start of a run; see seq2seq.model.tanh)
+    tanh: str = "tanh"
 
     @classmethod
-    def from_dict(cls, stored: dict[str, Any]) -> ModelSpec:
-        """Rebuild from a checkpoint's ``model_spec``, including older names of fields."""
+    def from_dict(cls, stored: dict[str, Any], legacy_tanh: str | None = None) -> ModelSpec:
+        """Rebuild from a checkpoint's ``model_spec``, including older names of fields
+        (``legacy_tanh``: the form older checkpoints recorded apart, in ``numerics``)."""
         fields = dict(stored)
+        if "tanh" not in fields and legacy_tanh is not None:  # checkpoints before model.tanh
+            fields["tanh"] = legacy_tanh
         for old, new in LEGACY_FIELD_NAMES.items():
             if old in fields:
                 fields[new] = fields.pop(old)

@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from omegaconf import DictConfig
 
-from seq2seq.config.schema import to_plain
+from seq2seq.config.schema import Config, DataConfig, TrainConfig, to_plain
 from seq2seq.data.loading import Corpus
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
@@ -35,11 +34,11 @@ def make_checkpoint(
     state: TrainState,
     spec: ModelSpec,
     corpus: Corpus,
-    cfg: DictConfig,
-    numerics: dict[str, str],
+    config: dict[str, Any],
 ) -> Checkpoint:
     """Everything a resumed run needs to continue exactly: weights, optimizer, schedule, RNG
-    streams and position, plus what inference needs (spec, vocabularies, config)."""
+    streams and position, plus what inference needs (spec, vocabularies, and ``config``: the
+    run's config as plain data, :func:`seq2seq.config.schema.to_plain`)."""
     return Checkpoint(
         model=model.state_dict(),
         optimizer=optimizer.state_dict(),
@@ -48,10 +47,9 @@ def make_checkpoint(
         state=state.to_dict(),
         model_spec=asdict(spec),
         vocab={"src": corpus.src_vocab.to_dict(), "tgt": corpus.tgt_vocab.to_dict()},
-        config=to_plain(cfg),
+        config=config,
         max_src_len=max(len(p.src) for p in corpus.train),
         corpus_sha256=corpus.file_sha256,
-        numerics=dict(numerics),
     )
 
 
@@ -76,16 +74,26 @@ def rng_of_rank(saved: Checkpoint, rank: int, world_size: int) -> dict[str, Any]
     return {k: v for k, v in saved.rng.items() if k != "ranks"}
 
 
-def load_for_resume(path: Path, cfg: DictConfig, device: torch.device) -> Checkpoint:
-    """``path`` loaded, after refusing a checkpoint whose frozen settings differ from today's
-    (continuing it would silently train another model). Needs no corpus: checked first."""
+def resume_point(ckpt_dir: Path, config: Config, device: torch.device) -> Checkpoint | None:
+    """What a run continues from: None for a new run (refused where ``ckpt_dir`` holds one
+    already), else ``last.pt`` loaded after refusing a checkpoint whose frozen settings differ
+    from today's (continuing it would silently train another model). Needs no corpus:
+    checked first."""
+    path = ckpt_dir / LAST
+    if not config.resume:
+        if path.exists():
+            raise UserError(
+                f"{ckpt_dir.parent} already holds a training run; pass resume=true to continue "
+                "it or choose a new folder with hydra.run.dir=..."
+            )
+        return None
     if not path.is_file():
         raise UserError(
             f"resume=true but {path} does not exist; point hydra.run.dir at the run folder "
             "to continue"
         )
     saved = load_checkpoint(path, map_location=device, purpose="resume")
-    changed = frozen_differences(saved.config, to_plain(cfg))
+    changed = frozen_differences(saved.config, to_plain(config))
     if changed:
         raise UserError(
             f"cannot resume: {'; '.join(changed[:3])}; resume with the checkpoint's settings"
@@ -93,7 +101,7 @@ def load_for_resume(path: Path, cfg: DictConfig, device: torch.device) -> Checkp
     return saved
 
 
-def check_same_corpus(saved: Checkpoint, cfg: DictConfig, corpus: Corpus) -> None:
+def check_same_corpus(saved: Checkpoint, data: DataConfig, corpus: Corpus) -> None:
     """Refuse to resume on a corpus whose vocabulary or file differs from the checkpoint's."""
     if (
         Vocab.from_dict(saved.vocab["src"]) != corpus.src_vocab
@@ -102,13 +110,13 @@ def check_same_corpus(saved: Checkpoint, cfg: DictConfig, corpus: Corpus) -> Non
         raise UserError("cannot resume: the corpus vocabulary differs from the checkpoint's")
     if saved.corpus_sha256 not in (None, corpus.file_sha256):
         raise UserError(
-            f"cannot resume: {cfg.data.path} has changed since the checkpoint was "
+            f"cannot resume: {data.path} has changed since the checkpoint was "
             "written (its SHA-256 differs), so the splits would differ; restore the file"
         )
 
 
 def non_finite_error(
-    loss: float, step: int, ckpt_dir: Path, train: DictConfig, which: str = "training"
+    loss: float, step: int, ckpt_dir: Path, train: TrainConfig, which: str = "training"
 ) -> UserError:
     """The error for a NaN/inf loss at ``step``, raised before anything of it is saved."""
     last = ckpt_dir / LAST

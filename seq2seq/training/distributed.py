@@ -42,14 +42,13 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import torch
 import torch.distributed as dist
 
 from seq2seq.errors import UserError
-from seq2seq.training.launch import Launch
-from seq2seq.training.tblog import RunLogger
+from seq2seq.training.ranks import Launch
 
 T = TypeVar("T")
 
@@ -97,10 +96,6 @@ class ProcessGroup:
     def describe(self) -> str:
         """``world size 2, backend gloo`` for ``train.log``."""
         return f"world size {self.world_size}, backend {self.backend or 'none'}"
-
-    def summary(self) -> dict[str, Any]:
-        """What ``metrics.json`` records under ``distributed``."""
-        return {"world_size": self.world_size, "backend": self.backend}
 
     def sum(self, values: Sequence[float]) -> list[float]:
         """Element-wise sum over ranks (float64)."""
@@ -190,31 +185,6 @@ def shard(indices: Sequence[int], rank: int, world_size: int) -> tuple[list[int]
     lengths from a length-sorted batch."""
     own = list(indices[rank::world_size])
     return (own, 1.0) if own else (list(indices[:1]), 0.0)
-
-
-class NullLogger(RunLogger):
-    """What ranks above 0 log to: nothing (rank 0 owns the run's one TensorBoard run)."""
-
-    def __init__(self) -> None:  # no SummaryWriter, no folder
-        pass
-
-    def scalars(self, values: Any, step: int) -> None:
-        pass
-
-    def figure(self, tag: str, figure: object, step: int) -> None:
-        pass
-
-    def text(self, tag: str, markdown: str, step: int) -> None:
-        pass
-
-    def hparams(self, params: Any, final_metrics: Any) -> None:
-        pass
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def data_parallel(

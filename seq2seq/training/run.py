@@ -7,9 +7,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from omegaconf import DictConfig
-
-from seq2seq.config.schema import to_plain
+from seq2seq.config.schema import Config, to_plain
 from seq2seq.data.batching import padding_share
 from seq2seq.data.subwords import MODEL_FILE as SUBWORD_MODEL_FILE
 from seq2seq.data.subwords import SOURCE_MODEL_FILE as SOURCE_SUBWORD_MODEL_FILE
@@ -17,15 +15,14 @@ from seq2seq.evaluation.scores import Scores
 from seq2seq.evaluation.scoring import bleu_description
 from seq2seq.evaluation.summary import METRICS_FILE, Distributed, RunSummary
 from seq2seq.files import atomic_write_bytes
-from seq2seq.model.tanh import ENV as TANH_ENV
-from seq2seq.training.distributed import NullLogger, ProcessGroup
-from seq2seq.training.tblog import RunLogger
+from seq2seq.training.distributed import ProcessGroup
+from seq2seq.training.tblog import NullLogger, RunLogger
 from seq2seq.training.trainer import Trainer
 
 log = logging.getLogger("seq2seq")
 
 
-def run_summary(trainer: Trainer, tested: str, test_scores: Scores) -> RunSummary:
+def run_summary(trainer: Trainer, config: Config, tested: str, test_scores: Scores) -> RunSummary:
     """Everything ``metrics.json`` holds (see :mod:`seq2seq.evaluation.summary`)."""
     state = trainer.state
     best = state.best
@@ -33,8 +30,8 @@ def run_summary(trainer: Trainer, tested: str, test_scores: Scores) -> RunSummar
         attention=trainer.spec.attention,
         num_heads=trainer.model.attention.num_heads,
         decoder=trainer.model.decoder.arrangement,
-        seed=trainer.cfg.seed,
-        data=trainer.cfg.data.name,
+        seed=config.seed,
+        data=config.data.name,
         parameters=trainer.model.parameter_counts()["total"],
         steps=state.step,
         best_step=state.best_step,
@@ -50,7 +47,7 @@ def run_summary(trainer: Trainer, tested: str, test_scores: Scores) -> RunSummar
 
 
 def train(
-    cfg: DictConfig,
+    config: Config,
     run_dir: str | Path,
     group: ProcessGroup | None = None,
     accept: Callable[[], None] | None = None,
@@ -62,7 +59,7 @@ def train(
     Under DDP (``group``) every rank trains; rank 0 alone logs, tests and writes, and the
     other ranks return None once training ends."""
     run_dir = Path(run_dir)
-    trainer = Trainer(cfg, run_dir, group)
+    trainer = Trainer(config, run_dir, group)
     if trainer.group.is_main and accept is not None:
         accept()
     if not trainer.group.is_main:
@@ -74,9 +71,9 @@ def train(
     log.info("%s", trainer.model.summary())
     if trainer.spec.attention == "additive":
         log.info(
-            "additive energies: tanh computed as %s (%s; kept by a resumed run)",
-            trainer.numerics["tanh"],
-            TANH_ENV,
+            "additive energies: tanh computed as %s (model.tanh=%s; kept by a resumed run)",
+            trainer.spec.tanh,
+            config.model.tanh,
         )
     for side, vocab, name in (
         ("English", trainer.corpus.tgt_vocab, SUBWORD_MODEL_FILE),
@@ -95,11 +92,11 @@ def train(
         100 * padding_share(trainer.sampler.batches(), trainer.train_set.src_lengths),
     )
     # Events after the checkpoint's step (written before an interruption) are dropped.
-    logger = RunLogger(run_dir / "tb", purge_step=trainer.state.step + 1 if cfg.resume else None)
+    logger = RunLogger(run_dir / "tb", purge_step=trainer.state.step + 1 if config.resume else None)
     try:
         trainer.fit(logger)
         tested, test_scores = trainer.test()
-        summary = run_summary(trainer, tested, test_scores)
+        summary = run_summary(trainer, config, tested, test_scores)
         summary.save(run_dir / METRICS_FILE)
         final = {
             "hparam/test_bleu": test_scores.bleu,
@@ -107,7 +104,7 @@ def train(
         }
         if test_scores.aer is not None:
             final["hparam/test_aer"] = test_scores.aer
-        logger.hparams(hparams_of(cfg), final)
+        logger.hparams(hparams_of(config), final)
     finally:
         logger.close()
     log.info(
@@ -120,7 +117,7 @@ def train(
     return summary
 
 
-def hparams_of(cfg: DictConfig) -> dict[str, object]:
+def hparams_of(config: Config) -> dict[str, object]:
     """The config flattened to ``group.key`` entries (for TensorBoard's hparams plugin)."""
     flat: dict[str, object] = {}
 
@@ -131,5 +128,5 @@ def hparams_of(cfg: DictConfig) -> dict[str, object]:
         elif not isinstance(node, list):
             flat[prefix[:-1]] = node
 
-    walk("", to_plain(cfg))
+    walk("", to_plain(config))
     return flat

@@ -3,7 +3,8 @@
 A :class:`Schedule` is told after every update (:meth:`~Schedule.after_update`) and after
 every validation (:meth:`~Schedule.after_validation`) and changes the optimizer's rate when
 its rule says so; nothing else looks at ``train.lr_schedule``. Adding a schedule: a subclass
-here and an entry in :data:`SCHEDULES` (whose names ``train.lr_schedule`` accepts).
+here, its name in :class:`~seq2seq.config.choices.LrSchedule` and its entry in
+:data:`SCHEDULES` (checked complete at import).
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from omegaconf import DictConfig
+
+from seq2seq.config.choices import LrSchedule
+from seq2seq.config.schema import TrainConfig
 
 
 class Schedule:
@@ -78,20 +81,21 @@ class PlateauSchedule(Schedule):
         self.scheduler.step(valid_loss)
 
 
-def _linear(optimizer: torch.optim.Optimizer, train: DictConfig, total: int) -> Schedule:
+def _linear(optimizer: torch.optim.Optimizer, train: TrainConfig, total: int) -> Schedule:
     return LinearSchedule(optimizer, train.warmup_steps, total)
 
 
-def _plateau(optimizer: torch.optim.Optimizer, train: DictConfig, total: int) -> Schedule:
+def _plateau(optimizer: torch.optim.Optimizer, train: TrainConfig, total: int) -> Schedule:
     return PlateauSchedule(optimizer, train.lr_factor, train.lr_patience)
 
 
 #: ``train.lr_schedule`` -> how to build it from the train config and the planned steps.
-SCHEDULES = {"linear": _linear, "plateau": _plateau}
+SCHEDULES = {LrSchedule.linear: _linear, LrSchedule.plateau: _plateau}
+assert set(SCHEDULES) == set(LrSchedule), "every LrSchedule needs a builder"
 
 
 def build_schedule(
-    optimizer: torch.optim.Optimizer, train: DictConfig, total_steps: int
+    optimizer: torch.optim.Optimizer, train: TrainConfig, total_steps: int
 ) -> Schedule:
     """The schedule ``train.lr_schedule`` names, planned over ``total_steps`` updates."""
     return SCHEDULES[train.lr_schedule](optimizer, train, total_steps)

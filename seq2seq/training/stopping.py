@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from omegaconf import DictConfig
-
+from seq2seq.config.schema import TrainConfig
 from seq2seq.training.distributed import ProcessGroup
 from seq2seq.training.state import TrainState
 
@@ -22,7 +21,7 @@ class StopRules:
     """The configured limits (``train.max_steps``, ``max_epochs``, ``patience``,
     ``stop_at_exact_match``) and an optional extra :data:`StopCondition`."""
 
-    def __init__(self, train: DictConfig, should_stop: StopCondition | None = None) -> None:
+    def __init__(self, train: TrainConfig, should_stop: StopCondition | None = None) -> None:
         self.max_steps = train.max_steps
         self.max_epochs = train.max_epochs
         self.patience = train.patience

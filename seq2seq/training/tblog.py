@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from torch.utils.tensorboard import SummaryWriter
 from torch.utils.tensorboard.summary import hparams as hparams_summary
@@ -54,3 +55,28 @@ def translations_markdown(rows: Sequence[tuple[str, str]]) -> str:
     lines = ["| source | translation |", "|---|---|"]
     lines += [f"| {src} | {hyp} |" for src, hyp in rows]
     return "\n".join(lines)
+
+
+class NullLogger(RunLogger):
+    """What ranks above 0 log to: nothing (rank 0 owns the run's one TensorBoard run)."""
+
+    def __init__(self) -> None:  # no SummaryWriter, no folder
+        pass
+
+    def scalars(self, values: Any, step: int) -> None:
+        pass
+
+    def figure(self, tag: str, figure: object, step: int) -> None:
+        pass
+
+    def text(self, tag: str, markdown: str, step: int) -> None:
+        pass
+
+    def hparams(self, params: Any, final_metrics: Any) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

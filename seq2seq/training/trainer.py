@@ -16,24 +16,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-import torch
-from omegaconf import DictConfig
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from seq2seq.config.schema import validate as validate_config
+from seq2seq.config.schema import Config, to_plain
 from seq2seq.data.batching import BucketBatchSampler, ParallelDataset
-from seq2seq.data.loading import Corpus, load_corpus
-from seq2seq.errors import UserError
+from seq2seq.data.loading import load_corpus
 from seq2seq.evaluation.scores import Scores
 from seq2seq.evaluation.scoring import evaluate
 from seq2seq.evaluation.summary import ValidationRecord
-from seq2seq.model import ModelSpec, Seq2Seq
 from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
-from seq2seq.model.init import initialize
-from seq2seq.model.memory import check_fits_in_memory
-from seq2seq.model.tanh import chosen_form as chosen_tanh_form
-from seq2seq.model.tanh import use_form as use_tanh_form
+from seq2seq.model.tanh import resolve as resolve_tanh
 from seq2seq.runtime import (
     resolve_device,
     restore_rng_states,
@@ -41,117 +34,72 @@ from seq2seq.runtime import (
     seed_everything,
     set_threads,
 )
-from seq2seq.training import checkpointing
+from seq2seq.training import build, checkpointing
 from seq2seq.training.checkpointing import BEST, LAST
 from seq2seq.training.distributed import ProcessGroup
-from seq2seq.training.guidance import AlignmentGuide
-from seq2seq.training.launch import Launch
-from seq2seq.training.objective import Objective
+from seq2seq.training.ranks import Launch
 from seq2seq.training.samples import log_samples, sample_sources
-from seq2seq.training.schedule import build_schedule
 from seq2seq.training.selection import is_better
 from seq2seq.training.signals import TrainingInterrupted, stop_requests
 from seq2seq.training.state import TrainState
-from seq2seq.training.step import StepResult, Updater
+from seq2seq.training.step import StepResult
 from seq2seq.training.stopping import StopCondition, StopRules
 from seq2seq.training.tblog import RunLogger
 
-__all__ = ["StepResult", "StopCondition", "TrainState", "Trainer", "model_spec"]
+__all__ = ["StepResult", "StopCondition", "TrainState", "Trainer"]
 
 log = logging.getLogger("seq2seq")
-
-
-def model_spec(cfg: DictConfig, corpus: Corpus) -> ModelSpec:
-    """The model the config describes, sized to the corpus' vocabularies."""
-    return ModelSpec(
-        src_vocab_size=len(corpus.src_vocab),
-        tgt_vocab_size=len(corpus.tgt_vocab),
-        attention=cfg.attention.type,
-        embed_size=cfg.model.embed_size,
-        hidden_size=cfg.model.hidden_size,
-        encoder_layers=cfg.model.encoder_layers,
-        bidirectional=cfg.model.bidirectional,
-        dropout=cfg.model.dropout,
-        num_heads=cfg.attention.num_heads if cfg.attention.type == "multihead" else 1,
-        attention_hidden_size=cfg.attention.hidden_size,
-        decoder=cfg.model.decoder,
-    )
 
 
 class Trainer:
     """Trains one model in one run folder; see :meth:`fit`.
 
-    With a distributed ``group`` (see :mod:`seq2seq.training.distributed`) every rank builds
-    the same trainer; updates run through DDP and only rank 0 validates and saves."""
+    The parts come from :mod:`.build`, each from its config section; this class wires them
+    and owns :class:`TrainState`. With a distributed ``group`` (see
+    :mod:`seq2seq.training.distributed`) every rank builds the same trainer; updates run
+    through DDP and only rank 0 validates and saves."""
 
-    def __init__(
-        self, cfg: DictConfig, run_dir: str | Path, group: ProcessGroup | None = None
-    ) -> None:
-        validate_config(cfg)
-        self.cfg = cfg
+    def __init__(self, config: Config, run_dir: str | Path, group: ProcessGroup | None = None):
+        self.train = config.train  # the one section the loop reads
+        self.stored_config = to_plain(config)  # what checkpoints record
+        self.samples = sample_sources(config.data.samples, config.data.char_level_src)
+        self.split_punct = config.data.split_tgt_punct
         self.run_dir = Path(run_dir)
         self.ckpt_dir = self.run_dir / "checkpoints"
-        self.device = resolve_device(cfg.device)
+        self.device = resolve_device(config.device)
         self.group = group or ProcessGroup(Launch(), None, self.device)
         if self.group.distributed:
             self.device = self.group.device  # cuda:<local rank> under nccl
         # The checks that need no corpus come first: a refused command generates nothing.
-        last = self.ckpt_dir / LAST
-        saved = None
-        if cfg.resume:
-            saved = checkpointing.load_for_resume(last, cfg, self.device)
-        elif last.exists():
-            raise UserError(
-                f"{self.run_dir} already holds a training run; pass resume=true to continue it "
-                "or choose a new folder with hydra.run.dir=..."
-            )
-        set_threads(cfg.train.num_threads)
-        seed_everything(cfg.seed)
-        self.corpus = corpus = load_corpus(cfg.data)
+        saved = checkpointing.resume_point(self.ckpt_dir, config, self.device)
+        set_threads(config.train.num_threads)
+        seed_everything(config.seed)
+        self.corpus = corpus = load_corpus(config.data)
         if saved is not None:
-            checkpointing.check_same_corpus(saved, cfg, corpus)
-        self.spec = model_spec(cfg, corpus)
-        check_fits_in_memory(self.spec)  # before allocating: one line, not the allocator's
-        self.numerics = self._numerics(saved)
-        self.model = Seq2Seq(self.spec)
-        initialize(self.model, cfg.model.init)
-        self.model.to(self.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.train.lr)
-        self.state = TrainState()
-        self.train_set = ParallelDataset(corpus.train, corpus.src_vocab, corpus.tgt_vocab)
-        self.valid_set = ParallelDataset(corpus.valid, corpus.src_vocab, corpus.tgt_vocab)
-        self.test_set = ParallelDataset(corpus.test, corpus.src_vocab, corpus.tgt_vocab)
-        self.sampler = BucketBatchSampler(
-            self.train_set.src_lengths, cfg.train.batch_size, seed=cfg.seed
+            checkpointing.check_same_corpus(saved, config.data, corpus)
+        tanh = saved.spec.tanh if saved is not None else self._resolve_tanh(config.model.tanh)
+        self.spec = build.model_spec(config.model, config.attention, corpus, tanh)
+        self.model = build.build_model(self.spec, config.model, self.device)
+        self.train_set, self.valid_set, self.test_set = (
+            ParallelDataset(pairs, corpus.src_vocab, corpus.tgt_vocab)
+            for pairs in (corpus.train, corpus.valid, corpus.test)
         )
-        self.schedule = build_schedule(self.optimizer, cfg.train, self.total_steps)
+        self.sampler = BucketBatchSampler(
+            self.train_set.src_lengths, config.train.batch_size, seed=config.seed
+        )
+        parts = build.build_training(
+            self.model, config.train, self.train_set, self.total_steps, self.group
+        )
+        self.optimizer, self.schedule = parts.optimizer, parts.schedule
+        self.guide, self.updater = parts.guide, parts.updater
+        self.state = TrainState()
         if saved is not None:
             self._restore(saved)
-        train = cfg.train
-        self.guide = AlignmentGuide(
-            train.alignment_weight,
-            self.model.attention.has_weights,
-            self.train_set.pairs,
-            train.alignment_possible_weight,
-        )
-        self.updater = Updater(
-            self.model,
-            self.optimizer,
-            Objective(train.label_smoothing, self.guide),
-            self.group,
-            clip_grad_norm=train.clip_grad_norm,
-            teacher_forcing=train.teacher_forcing,
-        )
 
-    def _numerics(self, saved: checkpointing.Checkpoint | None) -> dict[str, str]:
-        """The kernel forms this run trains with (:mod:`seq2seq.model.tanh`): a resumed run's
-        recorded ones, else rank 0's measured choice on every rank, so that float rounding
-        stays one run's from start to end."""
-        form = saved.numerics.get("tanh") if saved is not None else None
-        if form is None:
-            form = self.group.from_main(lambda: chosen_tanh_form(self.device))
-        use_tanh_form(self.device, form)
-        return {"tanh": chosen_tanh_form(self.device)}
+    def _resolve_tanh(self, setting: str) -> str:
+        """``model.tanh=setting`` for this run: rank 0's resolution (``auto`` times the two
+        forms) on every rank, so that float rounding is one form across processes."""
+        return self.group.from_main(lambda: resolve_tanh(setting, self.device))
 
     def _restore(self, saved: checkpointing.Checkpoint) -> None:
         """Continue where ``saved`` stopped: weights, optimizer, schedule, position, RNG."""
@@ -165,7 +113,7 @@ class Trainer:
     @property
     def total_steps(self) -> int:
         """Updates the run is planned for: ``max_steps``, else ``max_epochs`` epochs (or fewer)."""
-        t = self.cfg.train
+        t = self.train
         epochs = t.max_epochs * len(self.sampler) if t.max_epochs > 0 else 0
         return min(s for s in (t.max_steps, epochs) if s > 0)
 
@@ -181,7 +129,7 @@ class Trainer:
         ``should_stop``, e.g. a wall-clock budget); validates a last time unless the last step
         just was. Returns why it stopped; a signal raises :class:`TrainingInterrupted` after
         ``last.pt`` is saved."""
-        t, state = self.cfg.train, self.state
+        t, state = self.train, self.state
         rules = StopRules(t, should_stop)
         progress = tqdm(
             total=self.total_steps,
@@ -242,11 +190,11 @@ class Trainer:
         state = self.state
         if not math.isfinite(scores.loss):
             raise checkpointing.non_finite_error(
-                scores.loss, state.step, self.ckpt_dir, self.cfg.train, "validation"
+                scores.loss, state.step, self.ckpt_dir, self.train, "validation"
             )
         self.schedule.after_validation(scores.loss)
         record = ValidationRecord.of(state.step, state.train_seconds, scores)
-        improved = is_better(self.cfg.train.select_best, record, state.best)
+        improved = is_better(self.train.select_best, record, state.best)
         state.history.append(record)
         if improved:
             state.best_step, state.bad_evals = state.step, 0
@@ -263,15 +211,14 @@ class Trainer:
             },
             state.step,
         )
-        data = self.cfg.data
         log_samples(
             self.model,
-            sample_sources(data.samples, data.char_level_src),
+            self.samples,
             self.corpus.src_vocab,
             self.corpus.tgt_vocab,
             logger,
             state.step,
-            data.split_tgt_punct,
+            self.split_punct,
         )
         if improved:
             self._save(BEST, rng)
@@ -292,7 +239,7 @@ class Trainer:
             self.model,
             self.valid_set,
             self.corpus.tgt_vocab,
-            batch_size=self.cfg.train.eval_batch_size,
+            batch_size=self.train.eval_batch_size,
             device=self.device,
             full=False,
         )
@@ -325,8 +272,7 @@ class Trainer:
             state=self.state,
             spec=self.spec,
             corpus=self.corpus,
-            cfg=self.cfg,
-            numerics=self.numerics,
+            config=self.stored_config,
         )
         save_checkpoint(path, checkpoint)
         return path
@@ -346,9 +292,9 @@ class Trainer:
             self.model,
             self.test_set,
             self.corpus.tgt_vocab,
-            batch_size=self.cfg.train.eval_batch_size,
+            batch_size=self.train.eval_batch_size,
             device=self.device,
-            beam_size=self.cfg.train.beam_size,
+            beam_size=self.train.beam_size,
             select_head_on=("valid", self.valid_set),
         )
         return name, scores

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from seq2seq.config.schema import DataConfig, register_configs
+from seq2seq.config.compose import load_config
+from seq2seq.config.schema import Config, DataConfig, register_configs
 from tests.helpers.runs import REPO
 
 CONF = str(REPO / "conf")
@@ -15,21 +17,33 @@ CONF = str(REPO / "conf")
 SMALL = {"train_size": 60, "valid_size": 10, "test_size": 10, "max_len": 12}
 
 
-def compose_config(*overrides: str) -> DictConfig:
-    """``conf/config.yaml`` with Hydra overrides, composed as ``scripts/train.py`` does."""
+def compose_raw(*overrides: str) -> DictConfig:
+    """``conf/config.yaml`` with Hydra overrides, as Hydra composes it (before conversion)."""
     register_configs()
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
         return compose("config", overrides=list(overrides))
 
 
-def small_data(directory: Path | None = None, **changes: object) -> DictConfig:
+def compose_config(*overrides: str) -> Config:
+    """The typed config ``scripts/train.py`` trains with for these overrides (composed, then
+    converted: a bad value raises its one-line :class:`~seq2seq.errors.UserError`)."""
+    return load_config(list(overrides))
+
+
+def small_data(directory: Path | None = None, **changes: object) -> DataConfig:
     """A synthetic ``data`` config with small sizes (its default folder unless ``directory``)."""
-    data = OmegaConf.merge(OmegaConf.structured(DataConfig), {**SMALL, **changes})
-    if directory is not None:
-        data.dir = str(directory)
-    return data
+    overrides = {**SMALL, **changes}
+    data = compose_config(*(f"data.{k}={_override(v)}" for k, v in overrides.items())).data
+    return data if directory is None else replace(data, dir=str(directory))
 
 
-def tatoeba_data(**changes: object) -> DictConfig:
+def _override(value: object) -> str:
+    """``value`` as a Hydra override writes it."""
+    if value is None:
+        return "null"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def tatoeba_data(**changes: object) -> DataConfig:
     """``data=tatoeba`` with ``data.<key>=<value>`` changes."""
     return compose_config("data=tatoeba", *(f"data.{k}={v}" for k, v in changes.items())).data

@@ -23,12 +23,13 @@ def tiny_spec(
     decoder: str = "bahdanau",
     bidirectional: bool = True,
     num_heads: int | None = None,
+    tanh: str = "tanh",
 ) -> ModelSpec:
     """A small :class:`ModelSpec`; multi-head attention gets 2 heads unless ``num_heads``."""
     heads = num_heads if num_heads is not None else (2 if attention == "multihead" else 1)
     return ModelSpec(
         src_vocab, tgt_vocab, attention, embed_size=embed_size, hidden_size=hidden_size,
-        dropout=dropout, num_heads=heads, decoder=decoder, bidirectional=bidirectional,
+        dropout=dropout, num_heads=heads, decoder=decoder, bidirectional=bidirectional, tanh=tanh,
     )  # fmt: skip
 
 

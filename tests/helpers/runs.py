@@ -45,6 +45,7 @@ TINY_OVERRIDES = [
     "train.eval_batch_size=64",
     "train.processes=1",
     "device=cpu",
+    "model.tanh=tanh",  # pinned: the suite's numbers never depend on a timing
 ]
 
 

@@ -11,7 +11,7 @@ layer sizes, data and additive attention written the way the common PyTorch tuto
 
 **Time to 99%** (``time_to_99``): ``python scripts/train.py <overrides>
 train.stop_at_exact_match=<target> train.patience=0``, with the configured ``train.processes``
-(auto by default: one DDP process per core, see :mod:`seq2seq.training.launch`; ``--tiny``
+(auto by default: one DDP process per core, see :mod:`seq2seq.launch.processes`; ``--tiny``
 sets 1 unless the overrides choose), within ``--time-budget`` of wall time plus
 counted from the run's first step; past it the run gets SIGTERM, stops after a step and saves
 ``last.pt``. ``time_to_99_s`` is rank 0's ``train_seconds`` (update steps only, validation

@@ -24,11 +24,11 @@ from seq2seq.analysis.bench.reference import TutorialTrainer
 from seq2seq.config.compose import load_config
 from seq2seq.data.batching import BucketBatchSampler, ParallelDataset
 from seq2seq.evaluation.scoring import translate_dataset
+from seq2seq.launch.processes import planned_processes
 from seq2seq.model import ModelSpec
 from seq2seq.model.checkpoint import load_checkpoint
 from seq2seq.runtime import set_threads
 from seq2seq.training.checkpointing import BEST, LAST
-from seq2seq.training.launch import planned_processes
 from seq2seq.training.state import TrainState
 from seq2seq.training.trainer import Trainer
 
@@ -267,7 +267,7 @@ def measure_decoding(trainer: Trainer, beam_size: int) -> dict[str, Any]:
     length-sorted batches of ``train.eval_batch_size``), with the trainer's current model."""
     result: dict[str, Any] = {
         "sentences": len(trainer.valid_set),
-        "batch_size": trainer.cfg.train.eval_batch_size,
+        "batch_size": trainer.train.eval_batch_size,
         "beam_size": beam_size,
     }
     for name, beam in (("greedy", 1), ("beam", beam_size)):
@@ -277,7 +277,7 @@ def measure_decoding(trainer: Trainer, beam_size: int) -> dict[str, Any]:
             trainer.model,
             trainer.valid_set,
             trainer.corpus.tgt_vocab,
-            batch_size=trainer.cfg.train.eval_batch_size,
+            batch_size=trainer.train.eval_batch_size,
             device=trainer.device,
             beam_size=beam,
         )

@@ -4,7 +4,7 @@ trained to a valid exact match target, and one run on 1 and on 2 processes side 
 **To the target** (:func:`train_within`): ``python scripts/train.py overrides...
 train.stop_at_exact_match=<target> train.patience=0`` exactly as a user types it, so its
 ``train.processes`` (auto by default: one DDP process per core, see
-:mod:`seq2seq.training.launch`) decides how many processes train. The config's step or epoch
+:mod:`seq2seq.launch.processes`) decides how many processes train. The config's step or epoch
 limit is kept (the learning-rate schedule is planned over it). The command gets the wall
 budget, counted from its first TensorBoard event (after the imports, the corpus and the
 launcher: :data:`START_LIMIT_S` at most); past that it
@@ -47,9 +47,9 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from seq2seq.errors import UserError
 from seq2seq.evaluation.summary import METRICS_FILE, RunSummary, ValidationRecord
+from seq2seq.launch.processes import SHUTDOWN_TIMEOUT_S
 from seq2seq.model.checkpoint import load_checkpoint
 from seq2seq.training.checkpointing import LAST
-from seq2seq.training.launch import SHUTDOWN_TIMEOUT_S
 from seq2seq.training.state import TrainState
 
 THROUGHPUT_TAG = "throughput/tgt_tokens_per_s"

@@ -9,10 +9,10 @@ from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
-from omegaconf import DictConfig
 from torch import Tensor, nn
 
 from seq2seq.analysis.bench.flops import BatchShape
+from seq2seq.config.schema import TrainConfig
 from seq2seq.data.batching import Batch, ParallelDataset
 from seq2seq.data.vocab import Vocab
 from seq2seq.evaluation.scoring import sequence_loss
@@ -89,15 +89,19 @@ class TutorialTrainer:
     name = "reference"  # its key in measurements; its row in bench.json is "reference"
 
     def __init__(
-        self, spec: ModelSpec, dataset: ParallelDataset, train_cfg: DictConfig, device: torch.device
+        self,
+        spec: ModelSpec,
+        dataset: ParallelDataset,
+        train: TrainConfig,
+        device: torch.device,
     ) -> None:
         self.spec = replace(spec, attention="additive")
         self.dataset = dataset
-        self.batch_size = train_cfg.batch_size
-        self.clip = train_cfg.clip_grad_norm or math.inf
+        self.batch_size = train.batch_size
+        self.clip = train.clip_grad_norm or math.inf
         self.device = device
         self.model = TutorialSeq2Seq(self.spec).to(device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=train_cfg.lr)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=train.lr)
         self.src_len = max(len(ids) for ids in dataset.src_ids)
         self.tgt_len = max(len(ids) for ids in dataset.tgt_ids)
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from omegaconf import DictConfig
 
 from seq2seq.analysis.bench.machine import load_average, machine_info
 from seq2seq.analysis.bench.measure import (
@@ -31,10 +30,11 @@ from seq2seq.analysis.bench.measure import (
 from seq2seq.analysis.bench.processes import format_processes, measure_processes, unavailable
 from seq2seq.analysis.bench.reference import TutorialSeq2Seq, TutorialTrainer
 from seq2seq.config.compose import load_config
+from seq2seq.config.schema import Config
 from seq2seq.files import write_json
+from seq2seq.launch.processes import planned_processes
 from seq2seq.model import DECODER_TYPES
 from seq2seq.model.attention import ATTENTION_TYPES, has_weights
-from seq2seq.training.launch import planned_processes
 from seq2seq.training.trainer import Trainer
 
 
@@ -105,7 +105,7 @@ def tiny_overrides(user: Sequence[str], corpus_dir: Path) -> list[str]:
     return [*small, *user]
 
 
-def contestant_overrides(options: BenchOptions, cfg: DictConfig) -> list[tuple[str, list[str]]]:
+def contestant_overrides(options: BenchOptions, cfg: Config) -> list[tuple[str, list[str]]]:
     """Name and extra overrides of every trainer measured: each variant in the configured
     decoder arrangement (named after the attention), then, with ``other_decoder``, each
     attention variant in the other arrangement (e.g. ``additive/luong``)."""
@@ -212,7 +212,7 @@ def _processes(
 
 def _assemble(
     options: BenchOptions,
-    cfg: DictConfig,
+    cfg: Config,
     device: torch.device,
     gemm: dict[str, Any],
     throughput: dict[str, Throughput],

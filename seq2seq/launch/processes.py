@@ -21,14 +21,13 @@ import os
 import sys
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from omegaconf import DictConfig
-
+from seq2seq.config.schema import Config
 from seq2seq.errors import UserError
+from seq2seq.launch.run_folder import LOCKED_ENV
 from seq2seq.machine import usable_cores
-from seq2seq.training.run_folder import LOCKED_ENV
+from seq2seq.training.ranks import Launch
 
 # Hydra settings a rank above 0 replaces: it must not create a run folder, a log file or a
 # ``.hydra/`` copy of the config of its own (rank 0's folder is the run's one folder).
@@ -38,37 +37,6 @@ _WORKER_HYDRA = {
     "hydra/job_logging": "disabled",
     "hydra/hydra_logging": "disabled",
 }
-
-
-@dataclass(frozen=True)
-class Launch:
-    """Where this process sits in a torchrun launch (torchrun's ``RANK``, ``LOCAL_RANK``,
-    ``WORLD_SIZE`` and ``LOCAL_WORLD_SIZE``); a plain ``python`` start is rank 0 of 1."""
-
-    rank: int = 0
-    local_rank: int = 0
-    world_size: int = 1
-    local_world_size: int = 1
-    launched: bool = False  # started by torchrun or the elastic launcher (even as 1 of 1)
-
-    @classmethod
-    def from_env(cls) -> Launch:
-        env = os.environ
-        return cls(
-            rank=int(env.get("RANK", 0)),
-            local_rank=int(env.get("LOCAL_RANK", 0)),
-            world_size=int(env.get("WORLD_SIZE", 1)),
-            local_world_size=int(env.get("LOCAL_WORLD_SIZE", 1)),
-            launched="WORLD_SIZE" in env,
-        )
-
-    @property
-    def is_main(self) -> bool:
-        return self.rank == 0
-
-    @property
-    def distributed(self) -> bool:
-        return self.world_size > 1
 
 
 def worker_overrides(argv: Sequence[str]) -> list[str]:
@@ -107,17 +75,17 @@ SHUTDOWN_TIMEOUT_S = 120
 
 
 def planned_processes(
-    cfg: DictConfig, *, multirun: bool, cores: int | None = None, gpus: int | None = None
+    config: Config, *, multirun: bool, cores: int | None = None, gpus: int | None = None
 ) -> int:
     """How many processes ``train.processes`` asks for here: a number as given; ``auto`` one
     per GPU on CUDA, else one per usable core up to ``batch_size // MIN_PAIRS_PER_PROCESS``
     (at least 1); a sweep's job always 1."""
-    wanted = cfg.train.processes
+    wanted = config.train.processes
     if multirun:
         return 1
     if wanted != "auto":
         return int(wanted)
-    device = cfg.device
+    device = config.device
     if gpus is None and device != "cpu":
         import torch  # here only: the command line stays quick (--help, bad input)
 
@@ -125,7 +93,7 @@ def planned_processes(
     if device.startswith("cuda") or (device == "auto" and gpus):
         return max(1, gpus or 0)
     cores = cores if cores is not None else usable_cores()
-    return max(1, min(cores, cfg.train.batch_size // MIN_PAIRS_PER_PROCESS))
+    return max(1, min(cores, config.train.batch_size // MIN_PAIRS_PER_PROCESS))
 
 
 def launch_workers(script: str, argv: Sequence[str], processes: int, run_dir: Path) -> int:

@@ -28,8 +28,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
 
+from seq2seq.config.schema import Config, to_plain
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write_text
 
@@ -79,11 +80,11 @@ class RunFolder:
         )
         logging.getLogger().addHandler(self._held)
 
-    def accept(self, cfg: DictConfig, hydra: Any | None) -> None:
+    def accept(self, config: Config, hydra: Any | None) -> None:
         """The command is accepted: write the Hydra record and start ``train.log``."""
         if hydra is not None:
             record = self.path / ".hydra"
-            atomic_write_text(record / "config.yaml", OmegaConf.to_yaml(cfg))
+            atomic_write_text(record / "config.yaml", OmegaConf.to_yaml(to_plain(config)))
             atomic_write_text(record / "hydra.yaml", OmegaConf.to_yaml({"hydra": hydra}))
             atomic_write_text(
                 record / "overrides.yaml", OmegaConf.to_yaml(list(hydra.overrides.task))

@@ -1,0 +1,108 @@
+"""The entry of ``scripts/train.py``: what runs before Hydra, and the Hydra job itself.
+
+:func:`start` is the process's entry. It refuses a sweep under torchrun before Hydra makes
+sweep folders on every rank, starts ranks above 0 quietly (:func:`worker_overrides`: no run
+folder, no log of their own) and calls the Hydra app. The app's job, :func:`run_job`,
+converts the composed config into the schema's dataclasses — the one conversion; nothing past
+it sees a ``DictConfig`` — and runs :func:`~seq2seq.launch.command.run_command`.
+
+Errors are one line (:func:`seq2seq.errors.one_line_errors`) in both: inside the job, since
+Hydra would print its own traceback of anything else, and around it, for what comes before.
+A rank above 0 says nothing and, on a failure, exits only after
+:data:`~seq2seq.launch.workers.WORKER_GRACE_S`, so that torchrun does not stop rank 0 before
+its line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import NoReturn
+
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig
+
+from seq2seq.config.schema import to_config
+from seq2seq.errors import UserError, debug_enabled, one_line_errors
+from seq2seq.launch.processes import refuse_multirun, worker_overrides
+from seq2seq.launch.run_folder import RunFolder
+from seq2seq.launch.workers import WORKER_GRACE_S, quiet_streams, restore_streams
+from seq2seq.training.ranks import Launch
+
+
+def _quiet_worker() -> bool:
+    """Whether this process is a rank above 0 that leaves the talking to rank 0."""
+    return not Launch.from_env().is_main and not debug_enabled()
+
+
+def start(app: Callable[[], object], argv: list[str]) -> None:
+    """Run the Hydra ``app`` for the command line ``argv`` (this process's arguments).
+
+    A process started by a launcher (torchrun, or this project's launch) ends through
+    :func:`_end_launched` once its work is done and its process group destroyed."""
+    launch, quiet = Launch.from_env(), _quiet_worker()
+    code = 0
+    try:
+        with one_line_errors(quiet):
+            refuse_multirun(launch, bool({"-m", "--multirun"} & set(argv)))
+            if not launch.is_main:
+                sys.argv = [sys.argv[0], *worker_overrides(argv)]
+                if quiet:
+                    quiet_streams()
+            app()
+    except SystemExit as stop:  # Hydra's own config errors end here too
+        code = _exit_code(stop)
+        if quiet and code:
+            time.sleep(WORKER_GRACE_S)
+        if not launch.launched:
+            raise
+    if launch.launched:
+        _end_launched(code)
+
+
+def _exit_code(stop: SystemExit) -> int:
+    if stop.code is None or isinstance(stop.code, int):
+        return stop.code or 0
+    print(stop.code, file=sys.stderr)  # sys.exit("message"), as the interpreter would
+    return 1
+
+
+def _end_launched(code: int) -> NoReturn:
+    """End a launched process with ``code`` without the interpreter's teardown.
+
+    Everything of the run is written and closed by now (checkpoints fsynced, TensorBoard
+    closed, the process group destroyed); what the teardown would still do is free the C++
+    threads of gloo and the rendezvous store in whatever order the interpreter's finalizers
+    run, and one left joinable ends the process in ``terminate called without an active
+    exception`` (SIGABRT, exit 134) after a finished run. So the logs and streams are flushed
+    and the process exits at once."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+def run_job(composed: DictConfig, *, script: str, argv: list[str]) -> float:
+    """The Hydra job: the config converted once, then the command; returns the test BLEU."""
+    quiet = _quiet_worker()
+    if quiet:
+        restore_streams()  # training may print (tqdm is off there; warnings are not)
+    with one_line_errors(quiet):
+        hydra = HydraConfig.get()
+        folder = RunFolder(hydra.runtime.output_dir, hydra.job.name)
+        try:
+            config = to_config(composed)
+        except UserError:
+            if Launch.from_env().is_main:  # ranks above 0 see "." as their folder
+                folder.abandon()  # Hydra made it before the config was known to be good
+            raise
+        from seq2seq.launch.command import run_command  # torch: after the config is known good
+
+        multirun = hydra.mode == RunMode.MULTIRUN
+        return run_command(config, hydra, folder, script=script, argv=argv, multirun=multirun)

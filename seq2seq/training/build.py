@@ -1,0 +1,99 @@
+"""Construction of a run's parts from their config sections; the trainer wires them.
+
+Each builder takes the section it needs — the model from ``model`` and ``attention``, the
+optimizer, schedule and objective from ``train`` — and returns the part; nothing here runs
+or changes training (that is :meth:`seq2seq.training.trainer.Trainer.fit`'s alone).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+
+from seq2seq.config.schema import AttentionConfig, ModelConfig, TrainConfig, to_plain
+from seq2seq.data.batching import ParallelDataset
+from seq2seq.data.loading import Corpus
+from seq2seq.model import ModelSpec, Seq2Seq
+from seq2seq.model.init import initialize
+from seq2seq.model.memory import check_fits_in_memory
+from seq2seq.model.names import AttentionType
+from seq2seq.training.distributed import ProcessGroup
+from seq2seq.training.guidance import AlignmentGuide
+from seq2seq.training.objective import Objective
+from seq2seq.training.schedule import Schedule, build_schedule
+from seq2seq.training.step import Updater
+
+
+def model_spec(
+    model: ModelConfig, attention: AttentionConfig, corpus: Corpus, tanh: str
+) -> ModelSpec:
+    """The model ``model`` and ``attention`` describe, sized to the corpus' vocabularies;
+    ``tanh``: the resolved form of ``model.tanh`` (:func:`seq2seq.model.tanh.resolve`)."""
+    shared = {
+        f.name: to_plain(getattr(model, f.name))
+        for f in dataclasses.fields(ModelSpec)
+        if hasattr(model, f.name) and f.name != "tanh"
+    }
+    return ModelSpec(
+        src_vocab_size=len(corpus.src_vocab),
+        tgt_vocab_size=len(corpus.tgt_vocab),
+        attention=attention.type.value,
+        num_heads=attention.num_heads if attention.type == AttentionType.multihead else 1,
+        attention_hidden_size=attention.hidden_size,
+        tanh=str(tanh),
+        **shared,
+    )
+
+
+def build_model(spec: ModelSpec, model: ModelConfig, device: torch.device) -> Seq2Seq:
+    """A new model of ``spec``, its weights drawn by ``model.init`` from the current torch
+    generator, on ``device``; its size checked before allocating (one line, not the
+    allocator's)."""
+    check_fits_in_memory(spec)
+    network = Seq2Seq(spec)
+    initialize(network, model.init)
+    return network.to(device)
+
+
+def build_optimizer(network: torch.nn.Module, train: TrainConfig) -> torch.optim.Optimizer:
+    return torch.optim.Adam(network.parameters(), lr=train.lr)
+
+
+@dataclass
+class TrainingParts:
+    """What :class:`~seq2seq.training.trainer.Trainer` trains with."""
+
+    optimizer: torch.optim.Optimizer
+    schedule: Schedule
+    guide: AlignmentGuide
+    updater: Updater
+
+
+def build_training(
+    network: Seq2Seq,
+    train: TrainConfig,
+    train_set: ParallelDataset,
+    total_steps: int,
+    group: ProcessGroup,
+) -> TrainingParts:
+    """The optimizer, the schedule planned over ``total_steps``, the objective (with guided
+    alignment from ``train_set``'s gold links when asked) and the one update."""
+    optimizer = build_optimizer(network, train)
+    schedule = build_schedule(optimizer, train, total_steps)
+    guide = AlignmentGuide(
+        train.alignment_weight,
+        network.attention.has_weights,
+        train_set.pairs,
+        train.alignment_possible_weight,
+    )
+    updater = Updater(
+        network,
+        optimizer,
+        Objective(train.label_smoothing, guide),
+        group,
+        clip_grad_norm=train.clip_grad_norm,
+        teacher_forcing=train.teacher_forcing,
+    )
+    return TrainingParts(optimizer, schedule, guide, updater)
