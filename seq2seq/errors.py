@@ -26,7 +26,13 @@ NOT_WRITABLE = (errno.EACCES, errno.EPERM)
 
 
 class UserError(Exception):
-    """A mistake the user can fix; its message says what is wrong and how to fix it."""
+    """A mistake the user can fix; its message says what is wrong and how to fix it.
+
+    ``exit_code`` is the script's exit status (2; a subclass may say otherwise, e.g. 128 + a
+    signal); ``silent`` errors end the script without a line (another process says it)."""
+
+    exit_code = 2
+    silent = False
 
 
 class WriteError(UserError):
@@ -106,9 +112,9 @@ def one_line_errors(quiet: bool = False) -> Iterator[None]:
             raise
         if isinstance(err, OSError):
             err = WriteError.from_os_error(None, err)
-        if not quiet:
+        if not quiet and not err.silent:
             print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
+        raise SystemExit(err.exit_code) from None
 
 
 def exit_on_user_error(main: Callable[..., T]) -> Callable[..., T]:

@@ -20,7 +20,7 @@ def test_markdown_rows_and_warnings(tmp_path: Path) -> None:
     extra = write_run(tmp_path / "again", fake_metrics("none", 0, bleu=11.0))
     comparison = build_comparison(load_runs([sweep, extra]))
     markdown = render_markdown(comparison)
-    assert "| none | 4 | 11.75 ± 1.71 |" in markdown
+    assert "| none | 3 (4 runs) | 11.75 ± 1.71 |" in markdown  # distinct seeds, then runs
     assert "| multihead | 1 | 25.00 ± – |" in markdown
     assert "| variant | 1-10 (8) | 11-20 (2) |" in markdown
     assert any("seed 0" in w for w in comparison.warnings)

@@ -20,6 +20,7 @@ from seq2seq.launch.processes import check_batch_size, refuse_multirun, worker_o
 from seq2seq.training.distributed import shard
 from seq2seq.training.ranks import Launch
 from tests.helpers.bad_input import PROCESS_TIMEOUT, run_processes
+from tests.helpers.processes import rank_pid
 from tests.helpers.runs import REPO, TINY_OVERRIDES, loss_curve, run_script, script_env
 
 EXACT = ["model.dropout=0", "train.num_threads=1", "data.samples=[]"]
@@ -101,16 +102,6 @@ def test_two_processes_follow_one_process_loss_in_one_run_folder(
         for (step, a), (_, b) in zip(one, two, strict=True):
             assert b == pytest.approx(a, rel=1e-5), f"{tag} at step {step}: {a} vs {b}"
     assert loss_curve(run) == curve(run, "loss/train")
-
-
-def rank_pid(torchrun_pid: int, rank: int) -> int | None:
-    """The pid of the worker with ``RANK=rank`` among torchrun's children, once it exists."""
-    children = Path(f"/proc/{torchrun_pid}/task/{torchrun_pid}/children")
-    for pid in children.read_text().split() if children.exists() else []:
-        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        if f"RANK={rank}".encode() in environ:
-            return int(pid)
-    return None
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")

@@ -16,10 +16,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from seq2seq.errors import UserError
 from seq2seq.launch.processes import MIN_PAIRS_PER_PROCESS, planned_processes
 from seq2seq.model.checkpoint import load_checkpoint
 from tests.helpers.bad_input import PROCESS_TIMEOUT, run_processes
 from tests.helpers.config import compose_config
+from tests.helpers.processes import MARK, marked, rank_pid
 from tests.helpers.runs import REPO, TINY_OVERRIDES, loss_curve, script_env
 
 # the tiny run with the default train.processes (auto), dropout 0 so runs compare exactly
@@ -46,7 +48,11 @@ def test_auto_means_one_process_per_core_or_gpu_within_the_batch() -> None:
     assert planned_processes(cfg, multirun=False, cores=2) == 2
     assert planned_processes(cfg, multirun=False, cores=64) == batch // MIN_PAIRS_PER_PROCESS
     assert planned_processes(cfg, multirun=True, cores=2) == 1  # a sweep's job
-    assert planned_processes(compose_config("train.processes=3"), multirun=False, cores=1) == 3
+    three = compose_config("train.processes=3")
+    assert planned_processes(three, multirun=False, cores=4) == 3
+    assert planned_processes(three, multirun=False, cores=1, gpus=4) == 3  # one per GPU
+    with pytest.raises(UserError, match=r"train.processes=3 is more than the 2 CPU cores this"):
+        planned_processes(three, multirun=False, cores=2, gpus=0)
     cuda = compose_config("device=cuda")
     assert planned_processes(cuda, multirun=False, cores=16, gpus=4) == 4
 
@@ -95,7 +101,9 @@ def wait_for_steps(run_dir: Path, process: subprocess.Popen, log: Path) -> None:
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the default launch needs 2 cores")
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"]
+)
 def test_a_signal_to_the_launcher_stops_every_worker_with_a_loadable_last_pt(
     toy_corpus, tmp_path, signum
 ) -> None:
@@ -104,7 +112,7 @@ def test_a_signal_to_the_launcher_stops_every_worker_with_a_loadable_last_pt(
     args = [*AUTO, *EXACT, f"data.dir={toy_corpus}", *endless]
     process = start(run_dir, log, *args)
     wait_for_steps(run_dir, process, log)
-    process.send_signal(signum)  # what Ctrl-C (or a scheduler's SIGTERM) does
+    process.send_signal(signum)  # what Ctrl-C (a scheduler's SIGTERM, a closed terminal) does
     process.wait(timeout=PROCESS_TIMEOUT)
     output = log.read_text(encoding="utf-8")
     name = signal.Signals(signum).name
@@ -142,3 +150,59 @@ def test_an_interrupted_two_process_run_resumes_exactly(toy_corpus, tmp_path) ->
         load_checkpoint(tmp_path / "a" / "checkpoints/last.pt").model["bridge.weight"],
         load_checkpoint(tmp_path / "b" / "checkpoints/last.pt").model["bridge.weight"],
     )
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the default launch needs 2 cores")
+def test_workers_never_outlive_a_killed_launcher(toy_corpus, tmp_path) -> None:
+    """SIGKILL to the launcher: its workers end with it (the kernel's parent-death signal), so
+    nothing writes into the folder unlocked, and the next command resumes from last.pt."""
+    run_dir, log = tmp_path / "run", tmp_path / "out.log"
+    endless = ["train.max_steps=100000", "train.max_epochs=0", "train.eval_every=10"]
+    args = [*AUTO, *EXACT, f"data.dir={toy_corpus}", *endless]
+    process = start(run_dir, log, *args)
+    last = run_dir / "checkpoints" / "last.pt"
+    deadline = time.monotonic() + PROCESS_TIMEOUT
+    while not last.exists():
+        assert process.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.1)
+    workers = [p for p in marked(os.environ[MARK]) if p != process.pid]
+    assert len(workers) >= 2, "the launch should have started two workers"
+    process.kill()
+    process.wait(timeout=PROCESS_TIMEOUT)
+    deadline = time.monotonic() + 20
+    while any(Path(f"/proc/{pid}").exists() for pid in workers):
+        assert time.monotonic() < deadline, "a worker outlived its killed launcher"
+        time.sleep(0.05)
+    kept = load_checkpoint(last).state["step"]
+    resumed = run(*args[:-3], "train.max_steps=40", "train.max_epochs=0", "train.eval_every=10",
+                  "train.processes=1", "resume=true", f"hydra.run.dir={run_dir}")  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    text = (run_dir / "train.log").read_text(encoding="utf-8")
+    assert f"resumed from {last} at step {kept}" in text
+    assert text.count("training stopped at step") == 1  # the killed run wrote no more
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the default launch needs 2 cores")
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_killed_worker_is_one_line_naming_it_and_the_checkpoint_kept(
+    toy_corpus, tmp_path, rank
+) -> None:
+    run_dir, log = tmp_path / "run", tmp_path / "out.log"
+    endless = ["train.max_steps=100000", "train.max_epochs=0", "train.eval_every=10"]
+    process = start(run_dir, log, *AUTO, *EXACT, f"data.dir={toy_corpus}", *endless)
+    last = run_dir / "checkpoints" / "last.pt"
+    deadline = time.monotonic() + PROCESS_TIMEOUT
+    while not last.exists() or rank_pid(process.pid, rank) is None:
+        assert process.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.1)
+    os.kill(rank_pid(process.pid, rank), signal.SIGKILL)
+    process.wait(timeout=PROCESS_TIMEOUT)
+    output = log.read_text(encoding="utf-8")
+    assert process.returncode == 128 + signal.SIGKILL, output[-3000:]
+    assert "Traceback" not in output and "Error executing job" not in output, output[-3000:]
+    step = load_checkpoint(last).state["step"]
+    (line,) = [line for line in output.splitlines() if line.startswith("error: ")]
+    assert line == (
+        f"error: rank {rank} of 2 was killed by SIGKILL; {last} (step {step}) is kept: "
+        f"continue with the same command and resume=true hydra.run.dir={run_dir}"
+    ), output[-3000:]

@@ -8,7 +8,9 @@ import signal
 import subprocess
 import sys
 
-from tests.helpers.runs import REPO, TOY_LEXICON, run_script, script_env
+import pytest
+
+from tests.helpers.runs import REPO, TINY_OVERRIDES, TOY_LEXICON, run_script, script_env
 
 
 def test_translate_arguments_stdin_beam_and_heatmaps(tiny_run, tmp_path):
@@ -136,3 +138,24 @@ def test_a_byte_order_mark_on_stdin_or_in_an_argument_is_not_part_of_a_word(tiny
         assert result.returncode == 0, result.stderr
         assert "unknown words" not in result.stderr, result.stderr
     assert from_stdin.stdout == plain.stdout == from_argument.stdout
+
+
+@pytest.mark.parametrize("finished", [True, False], ids=["finished-run", "evaluations-only"])
+def test_resuming_keeps_what_evaluate_recorded(tiny_run, toy_corpus, tmp_path, finished):
+    """Training's summary never drops an evaluation: a resumed run (of a finished run, or of
+    one whose metrics.json holds only evaluations) keeps every recorded one."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(tiny_run("additive"), run_dir)
+    result = run_script("evaluate.py", str(run_dir), "--beam-size", "2")
+    assert result.returncode == 0, result.stderr
+    metrics = run_dir / "metrics.json"
+    recorded = json.loads(metrics.read_text(encoding="utf-8"))["evaluations"]
+    if not finished:  # an interrupted run: evaluate.py has written the only metrics.json
+        metrics.write_text(json.dumps({"evaluations": recorded}), encoding="utf-8")
+    resumed = run_script(
+        "train.py", *TINY_OVERRIDES, f"data.dir={toy_corpus}", "attention=additive",
+        "train.max_steps=36", "train.max_epochs=100", "resume=true", f"hydra.run.dir={run_dir}",
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    after = json.loads(metrics.read_text(encoding="utf-8"))
+    assert after["steps"] == 36 and after["evaluations"] == recorded

@@ -161,7 +161,7 @@ def test_training_writes_a_summary_that_round_trips(tiny_run) -> None:
     path = tiny_run("additive") / "metrics.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     assert list(data) == [*TRAINING_KEYS, "distributed"]
-    assert data["distributed"] == {"world_size": 1, "backend": None}
+    assert data["distributed"] == {"world_size": 1, "backend": None, "world_sizes": [1]}
     assert data["test_checkpoint"] == "best.pt"
     assert list(data["test"]) == list(scores())  # the layout evaluation writes
     assert RunSummary.load(path).to_dict() == data

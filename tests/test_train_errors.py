@@ -71,6 +71,8 @@ TRAIN_CASES = [
     Case("unknown-device", "train.py", train("device=tpu"),
          ("device=tpu is unknown; use auto, cpu, cuda, cuda:N or mps",)),
     Case("absent-gpu", "train.py", train("device=cuda:5"), ("device=cuda:5 but", "CUDA GPU")),
+    Case("more-processes-than-cores", "train.py", train("train.processes=1000"),
+         ("train.processes=1000 is more than the", "CPU core", "auto = one per core")),
     Case("typo-added-with-plus", "train.py", train("+train.max_step=3"),
          ("train.max_step is not an option; did you mean train.max_steps?", "--help")),
     Case("unknown-key-added-with-plus", "train.py", train("+model.hiden_size=8"),

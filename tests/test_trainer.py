@@ -10,6 +10,8 @@ import pytest
 import torch
 
 from seq2seq.config.compose import load_config
+from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
+from seq2seq.training.run import run_summary
 from seq2seq.training.schedule import PlateauSchedule
 from seq2seq.training.state import TrainState
 from seq2seq.training.tblog import RunLogger
@@ -98,3 +100,24 @@ def test_the_exact_match_target_stops_at_the_first_validation_reaching_it(
     trainer.train.stop_at_exact_match = 0.0
     reason = fit(trainer, tmp_path)
     assert trainer.state.step == 12 and "stop_at_exact_match" in reason
+
+
+def test_the_process_count_of_every_part_of_a_resumed_run_is_recorded(
+    tmp_path: Path, toy_corpus: Path
+) -> None:
+    """A run started on two processes and resumed on one records both, not one for all."""
+    overrides = [*TINY_OVERRIDES, f"data.dir={toy_corpus}", "data.samples=[]"]
+    first = Trainer(load_config([*overrides, "train.max_steps=12"]), tmp_path / "run")
+    fit(first, tmp_path)
+    assert first.state.world_sizes == [1]
+    last = tmp_path / "run" / "checkpoints" / "last.pt"
+    saved = load_checkpoint(last)
+    saved.state["world_sizes"] = [2]  # as a two-process start would have left it
+    save_checkpoint(last, saved)
+    resumed = Trainer(
+        load_config([*overrides, "train.max_steps=24", "resume=true"]), last.parents[1]
+    )
+    fit(resumed, tmp_path)
+    assert resumed.state.world_sizes == [2, 1]
+    summary = run_summary(resumed, load_config(overrides), *resumed.test())
+    assert summary.distributed is not None and summary.distributed.world_sizes == [2, 1]

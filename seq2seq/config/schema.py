@@ -72,10 +72,14 @@ class DataConfig:
         None, "A single TSV to split into train/valid/test instead of reading `dir` (e.g. Tatoeba)."
     )
     valid_size: int = _f(
-        CorpusSpec.valid_size, "Validation pairs (synthetic corpus, or taken from `path`)."
+        CorpusSpec.valid_size,
+        "Validation size: pairs of the synthetic corpus; of a single file (`path`), distinct "
+        "source sentences, each with all its translations (so a few more pairs).",
     )
     test_size: int = _f(
-        CorpusSpec.test_size, "Test pairs (synthetic: stratified by source length)."
+        CorpusSpec.test_size,
+        "Test size: pairs of the synthetic corpus (stratified by source length); of a single "
+        "file (`path`), distinct source sentences, as for valid_size.",
     )
     train_size: int = _f(CorpusSpec.train_size, "Training pairs of the synthetic corpus.")
     min_len: int = _f(CorpusSpec.min_len, "Shortest synthetic source sentence (tokens).")

@@ -56,10 +56,12 @@ class ValidationRecord:
 
 @dataclass(frozen=True)
 class Distributed:
-    """How many processes trained the run (DDP) and over which backend."""
+    """How many processes trained the run (DDP) and over which backend: ``world_size`` of its
+    last part, ``world_sizes`` of each part in order (a resume on another count adds one)."""
 
     world_size: int
     backend: str | None = None
+    world_sizes: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,23 @@ def read_json(path: Path) -> object:
         raise UserError(f"{path} is not valid JSON ({err}); rerun or remove that run") from err
 
 
+def recorded_evaluations(path: str | Path) -> dict[str, Evaluation]:
+    """The evaluations ``path`` (a ``metrics.json``, or nothing yet) holds: those of a full
+    summary, or of a file of evaluations only (a run stopped before its test)."""
+    path = Path(path)
+    if not path.is_file():
+        return {}
+    data = read_json(path)
+    if not isinstance(data, Mapping):
+        raise UserError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    if "attention" in data:
+        return RunSummary.from_dict(data, path).evaluations
+    try:
+        return {k: from_plain(Evaluation, v) for k, v in data.get("evaluations", {}).items()}
+    except (RecordError, AttributeError) as err:
+        raise UserError(f"{path}: {err}") from None
+
+
 def record_evaluation(path: str | Path, evaluation: Evaluation) -> None:
     """Add ``evaluation`` to the ``metrics.json`` at ``path`` (``evaluate.py``), keeping
     training's own ``test`` block and every other entry.
@@ -179,11 +198,7 @@ def record_evaluation(path: str | Path, evaluation: Evaluation) -> None:
     path = Path(path)
     data = read_json(path) if path.is_file() else {}
     if isinstance(data, Mapping) and "attention" not in data:  # evaluations only
-        try:
-            kept = {k: from_plain(Evaluation, v) for k, v in data.get("evaluations", {}).items()}
-        except (RecordError, AttributeError) as err:
-            raise UserError(f"{path}: {err}") from None
-        evaluations = {**kept, evaluation.key: evaluation}
+        evaluations = {**recorded_evaluations(path), evaluation.key: evaluation}
         write_json(path, {**data, "evaluations": to_plain(evaluations)})
         return
     RunSummary.from_dict(data, path).with_evaluation(evaluation).save(path)

@@ -16,8 +16,11 @@ What every process of a run does, in order (see also :mod:`.run_folder`, :mod:`.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Any
+
+import torch.distributed as dist
 
 from seq2seq.config.schema import Config
 from seq2seq.data.loading import ensure_synthetic_corpus
@@ -29,7 +32,7 @@ from seq2seq.launch.processes import (
     planned_processes,
     refuse_multirun,
 )
-from seq2seq.launch.run_folder import RunFolder
+from seq2seq.launch.run_folder import LOCKED_ENV, RunFolder
 from seq2seq.runtime import resolve_device
 from seq2seq.training.distributed import process_group
 from seq2seq.training.ranks import Launch
@@ -102,8 +105,37 @@ def _train_here(config: Config, hydra: Any, folder: RunFolder, launch: Launch) -
                     stop.path.parents[1],
                 )
             raise SystemExit(128 + stop.signum) from None
+        except RuntimeError as err:
+            if group.distributed and _peer_lost(err):
+                raise PeerLost(launch) from None
+            raise
         except KeyboardInterrupt:  # Ctrl-C outside the training loop (start-up or final test)
             if launch.is_main:
                 log.warning("interrupted; whatever %s holds so far is kept", run_dir)
             raise SystemExit(130) from None
     return summary.test.bleu if summary is not None else 0.0
+
+
+class PeerLost(UserError):
+    """Another process of the run died, so a collective of this one failed. Under this
+    project's launcher the launcher says which one and why (:class:`WorkerDied`), so this
+    process stays silent; under torchrun it says so in one line."""
+
+    exit_code = 1
+
+    def __init__(self, launch: Launch) -> None:
+        super().__init__(
+            f"rank {launch.rank} lost a peer process of the run (it died or was stopped); the "
+            "launcher's log says which; resume with resume=true once it is restarted"
+        )
+        self.silent = os.environ.get(LOCKED_ENV) is not None
+
+
+def _peer_lost(err: RuntimeError) -> bool:
+    """Whether ``err`` is a collective failing because its peer went away (gloo and nccl say
+    so in their messages; torch's DistError family is the typed form)."""
+    if isinstance(err, dist.DistError):
+        return True
+    text = str(err)
+    return any(s in text for s in ("Connection reset by peer", "Connection closed by peer",
+                                   "Broken pipe", "NCCL communicator was aborted"))  # fmt: skip

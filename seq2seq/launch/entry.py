@@ -31,7 +31,12 @@ from seq2seq.config.schema import to_config
 from seq2seq.errors import UserError, debug_enabled, one_line_errors
 from seq2seq.launch.processes import refuse_multirun, worker_overrides
 from seq2seq.launch.run_folder import RunFolder
-from seq2seq.launch.workers import WORKER_GRACE_S, quiet_streams, restore_streams
+from seq2seq.launch.workers import (
+    WORKER_GRACE_S,
+    die_with_launcher,
+    quiet_streams,
+    restore_streams,
+)
 from seq2seq.training.ranks import Launch
 
 
@@ -46,6 +51,8 @@ def start(app: Callable[[], object], argv: list[str]) -> None:
     A process started by a launcher (torchrun, or this project's launch) ends through
     :func:`_end_launched` once its work is done and its process group destroyed."""
     launch, quiet = Launch.from_env(), _quiet_worker()
+    if launch.launched:
+        die_with_launcher()
     code = 0
     try:
         with one_line_errors(quiet):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import uuid
 from collections.abc import Sequence
@@ -77,29 +78,57 @@ SHUTDOWN_TIMEOUT_S = 120
 def planned_processes(
     config: Config, *, multirun: bool, cores: int | None = None, gpus: int | None = None
 ) -> int:
-    """How many processes ``train.processes`` asks for here: a number as given; ``auto`` one
-    per GPU on CUDA, else one per usable core up to ``batch_size // MIN_PAIRS_PER_PROCESS``
-    (at least 1); a sweep's job always 1."""
+    """How many processes ``train.processes`` asks for here: a number as given (on the CPU, at
+    most one per usable core: more would only wait for each other, as ``train.num_threads``
+    above the cores is refused too); ``auto`` one per GPU on CUDA, else one per usable core
+    up to ``batch_size // MIN_PAIRS_PER_PROCESS`` (at least 1); a sweep's job always 1."""
     wanted = config.train.processes
     if multirun:
         return 1
-    if wanted != "auto":
-        return int(wanted)
     device = config.device
     if gpus is None and device != "cpu":
         import torch  # here only: the command line stays quick (--help, bad input)
 
         gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if device.startswith("cuda") or (device == "auto" and gpus):
-        return max(1, gpus or 0)
+    on_gpus = device.startswith("cuda") or (device == "auto" and bool(gpus))
     cores = cores if cores is not None else usable_cores()
+    if wanted != "auto":
+        count = int(wanted)
+        if not on_gpus and count > cores:
+            raise UserError(
+                f"train.processes={count} is more than the {cores} CPU core"
+                f"{'s' * (cores != 1)} this process may use; use at most {cores} (auto = one "
+                "per core)"
+            )
+        return count
+    if on_gpus:
+        return max(1, gpus or 0)
     return max(1, min(cores, config.train.batch_size // MIN_PAIRS_PER_PROCESS))
+
+
+class WorkerDied(UserError):
+    """A worker was killed (SIGKILL, the OOM killer, a segfault): the run stopped; what is kept
+    and how to go on, in one line."""
+
+    def __init__(self, rank: int, world_size: int, signum: int, run_dir: Path) -> None:
+        last = run_dir / "checkpoints" / "last.pt"
+        kept = "no checkpoint was written yet"
+        if last.is_file():
+            from seq2seq.model.checkpoint import load_checkpoint  # torch: only on this path
+
+            kept = f"{last} (step {load_checkpoint(last).state.get('step', 0)}) is kept"
+        super().__init__(
+            f"rank {rank} of {world_size} was killed by {signal.Signals(signum).name}; {kept}: "
+            f"continue with the same command and resume=true hydra.run.dir={run_dir}"
+        )
+        self.exit_code = 128 + signum
 
 
 def launch_workers(script: str, argv: Sequence[str], processes: int, run_dir: Path) -> int:
     """Run ``processes`` copies of ``script argv`` as one DDP run in ``run_dir`` through the
     elastic launcher on this machine; returns the exit code the command should end with
-    (the first failed worker's, or 128 + a signal's)."""
+    (the first failed worker's, or 128 + a signal's), or raises :class:`WorkerDied` when a
+    worker was killed by a signal (its peers fail then too: the killed one is the cause)."""
     from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
@@ -124,8 +153,11 @@ def launch_workers(script: str, argv: Sequence[str], processes: int, run_dir: Pa
     except SignalException as stop:
         return 128 + int(stop.sigval)
     except ChildFailedError as failed:
-        code = failed.get_first_failure()[1].exitcode
-        return code if code > 0 else 128 - code  # a worker killed by signal -code
+        killed = [(rank, f) for rank, f in sorted(failed.failures.items()) if f.exitcode < 0]
+        if killed:
+            rank, failure = killed[0]
+            raise WorkerDied(rank, processes, -failure.exitcode, run_dir) from None
+        return failed.get_first_failure()[1].exitcode
     finally:
         os.environ.pop(LOCKED_ENV, None)
     return 0

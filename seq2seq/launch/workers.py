@@ -4,7 +4,9 @@ without printing and end without a word on errors and stops, since rank 0 says w
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import sys
 
 WORKER_GRACE_S = 2.0
@@ -23,3 +25,27 @@ def quiet_streams() -> None:
 
 def restore_streams() -> None:
     sys.stdout, sys.stderr = _STREAMS
+
+
+#: Linux's prctl option: the signal this process gets when the thread that started it exits.
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_launcher() -> None:
+    """Make this launched process end when its launcher does, however the launcher ends.
+
+    A launcher stopped by SIGINT/SIGTERM/SIGHUP passes the signal on and waits, but one killed
+    (SIGKILL, the OOM killer) can pass on nothing: its workers would train on, unlocked (the
+    run folder's lock was the launcher's), beside whatever the next command starts in the same
+    folder. So each worker asks the kernel for SIGKILL when its parent exits — what it wrote
+    is safe, every file is replaced atomically, and ``last.pt`` resumes exactly — and exits at
+    once if the parent is already gone. Linux only; elsewhere nothing changes."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the launcher died before the request was made
+        os._exit(128 + signal.SIGKILL)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from seq2seq.config.schema import Config, to_plain
@@ -13,7 +14,12 @@ from seq2seq.data.subwords import MODEL_FILE as SUBWORD_MODEL_FILE
 from seq2seq.data.subwords import SOURCE_MODEL_FILE as SOURCE_SUBWORD_MODEL_FILE
 from seq2seq.evaluation.scores import Scores
 from seq2seq.evaluation.scoring import bleu_description
-from seq2seq.evaluation.summary import METRICS_FILE, Distributed, RunSummary
+from seq2seq.evaluation.summary import (
+    METRICS_FILE,
+    Distributed,
+    RunSummary,
+    recorded_evaluations,
+)
 from seq2seq.files import atomic_write_bytes
 from seq2seq.training.distributed import ProcessGroup
 from seq2seq.training.tblog import NullLogger, RunLogger
@@ -42,7 +48,9 @@ def run_summary(trainer: Trainer, config: Config, tested: str, test_scores: Scor
         test=test_scores,
         valid_best=best,
         history=list(state.history),
-        distributed=Distributed(trainer.group.world_size, trainer.group.backend),
+        distributed=Distributed(
+            trainer.group.world_size, trainer.group.backend, list(state.world_sizes)
+        ),
     )
 
 
@@ -97,6 +105,8 @@ def train(
         trainer.fit(logger)
         tested, test_scores = trainer.test()
         summary = run_summary(trainer, config, tested, test_scores)
+        # what evaluate.py recorded (each names its checkpoint and step) is kept
+        summary = replace(summary, evaluations=recorded_evaluations(run_dir / METRICS_FILE))
         summary.save(run_dir / METRICS_FILE)
         final = {
             "hparam/test_bleu": test_scores.bleu,

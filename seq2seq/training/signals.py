@@ -1,5 +1,5 @@
-"""Stopping cleanly on Ctrl-C / SIGTERM: signals are collected, the step finishes, a
-checkpoint is saved, then :class:`TrainingInterrupted` is raised."""
+"""Stopping cleanly on Ctrl-C, SIGTERM or SIGHUP (the terminal closed): signals are collected,
+the step finishes, a checkpoint is saved, then :class:`TrainingInterrupted` is raised."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 class TrainingInterrupted(Exception):
-    """Raised after a checkpoint was saved because SIGINT or SIGTERM arrived."""
+    """Raised after a checkpoint was saved because one of :data:`STOP_SIGNALS` arrived."""
 
     def __init__(self, signum: int, path: Path) -> None:
         super().__init__(signal.Signals(signum).name)
@@ -18,13 +18,18 @@ class TrainingInterrupted(Exception):
         self.path = path
 
 
+#: The signals that stop a training cleanly; PyTorch's elastic launcher passes each of them on
+#: to its workers.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 @contextmanager
 def stop_requests() -> Iterator[list[int]]:
-    """Collect SIGINT/SIGTERM into a list instead of dying mid-step (main thread only)."""
+    """Collect :data:`STOP_SIGNALS` into a list instead of dying mid-step (main thread only)."""
     received: list[int] = []
     previous = {}
     try:
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in STOP_SIGNALS:
             previous[signum] = signal.signal(signum, lambda s, _f: received.append(s))
     except ValueError:  # not the main thread: leave signals alone
         pass

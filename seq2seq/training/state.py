@@ -27,6 +27,8 @@ class TrainState:
     bad_evals: int = 0
     train_seconds: float = 0.0
     history: list[ValidationRecord] = field(default_factory=list)
+    # the process count of each part of the run, in order: a resume on another count adds one
+    world_sizes: list[int] = field(default_factory=list)
 
     @property
     def best(self) -> ValidationRecord | None:

@@ -130,6 +130,8 @@ class Trainer:
         just was. Returns why it stopped; a signal raises :class:`TrainingInterrupted` after
         ``last.pt`` is saved."""
         t, state = self.train, self.state
+        if not state.world_sizes or state.world_sizes[-1] != self.group.world_size:
+            state.world_sizes.append(self.group.world_size)
         rules = StopRules(t, should_stop)
         progress = tqdm(
             total=self.total_steps,

@@ -42,3 +42,14 @@ def end_marked(mark: str, timeout: float = 10.0) -> list[int]:
     while marked(mark) and time.monotonic() < deadline:
         time.sleep(0.05)
     return left
+
+
+def rank_pid(launcher_pid: int, rank: int) -> int | None:
+    """The pid of the worker with ``RANK=rank`` among the children of a launcher (torchrun or
+    ours), once it exists."""
+    children = Path(f"/proc/{launcher_pid}/task/{launcher_pid}/children")
+    for pid in children.read_text().split() if children.exists() else []:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        if f"RANK={rank}".encode() in environ:
+            return int(pid)
+    return None

@@ -82,7 +82,12 @@ class Variant:
 
     @property
     def seeds(self) -> list[int]:
+        """Each run's seed (a seed repeats when two runs share it)."""
         return sorted(run.seed for run in self.runs)
+
+    @property
+    def distinct_seeds(self) -> list[int]:
+        return sorted(set(self.seeds))
 
 
 @dataclass

@@ -11,7 +11,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from seq2seq.analysis.compare.aggregate import COLUMNS, Comparison, Stat
+from seq2seq.analysis.compare.aggregate import COLUMNS, Comparison, Stat, Variant
 
 NO_SD = "–"
 NOT_APPLICABLE = "n/a"
@@ -34,13 +34,19 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> lis
     return lines
 
 
+def _seed_count(variant: Variant) -> str:
+    """``3``, or ``3 (4 runs)`` when runs share a seed (all are averaged; warned about)."""
+    seeds, runs = len(variant.distinct_seeds), len(variant.runs)
+    return str(seeds) if seeds == runs else f"{seeds} ({runs} runs)"
+
+
 def main_table_lines(comparison: Comparison) -> list[str]:
     """The markdown lines of the per-variant table."""
     header = ["variant", "seeds", *(column.label for column in COLUMNS)]
     rows = [
         [
             variant.name,
-            str(len(variant.runs)),
+            _seed_count(variant),
             *(format_stat(variant.stats[c.key], c.fmt, show_sd=c.show_sd) for c in COLUMNS),
         ]
         for variant in comparison.variants
@@ -116,7 +122,7 @@ def _csv_number(value: float | int | None) -> str:
 
 def csv_header(comparison: Comparison) -> list[str]:
     """``variant, attention, ...`` then ``<metric>_mean/_sd/_n`` and ``bleu_len_<bucket>_*``."""
-    header = ["variant", "attention", "num_heads", "decoder", "n_seeds", "seeds"]
+    header = ["variant", "attention", "num_heads", "decoder", "n_seeds", "n_runs", "seeds"]
     for key in [c.key for c in COLUMNS] + [f"bleu_len_{b}" for b in comparison.buckets]:
         header += [f"{key}_mean", f"{key}_sd", f"{key}_n"]
     return header
@@ -130,7 +136,7 @@ def render_csv(comparison: Comparison) -> str:
     for v in comparison.variants:
         stats = [v.stats[c.key] for c in COLUMNS]
         stats += [v.bleu_by_length[b] for b in comparison.buckets]
-        row = [v.name, v.attention, v.num_heads, v.decoder, len(v.runs)]
+        row = [v.name, v.attention, v.num_heads, v.decoder, len(v.distinct_seeds), len(v.runs)]
         row.append(" ".join(map(str, v.seeds)))
         for stat in stats:
             row += [_csv_number(stat.mean), _csv_number(stat.sd), stat.n]
@@ -157,7 +163,8 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
                 "attention": v.attention,
                 "num_heads": v.num_heads,
                 "decoder": v.decoder,
-                "n_seeds": len(v.runs),
+                "n_seeds": len(v.distinct_seeds),
+                "n_runs": len(v.runs),
                 "seeds": v.seeds,
                 "runs": [str(r.path) for r in v.runs],
                 "metrics": {key: stat.as_dict() for key, stat in v.stats.items()},
