@@ -93,7 +93,7 @@ def test_two_processes_follow_one_process_loss_in_one_run_folder(
     assert [p.name for p in (run / "tb").iterdir()] == [next((run / "tb").iterdir()).name]
     assert "world size 2, backend gloo" in (run / "train.log").read_text(encoding="utf-8")
     metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
-    assert metrics["distributed"] == {"world_size": 2, "backend": "gloo"}
+    assert metrics["distributed"] == {"world_size": 2, "backend": "gloo", "world_sizes": [2]}
     assert metrics["steps"] == 10
     tags = ["loss/train", "loss/alignment"] if guided else ["loss/train"]
     for tag in tags:
