@@ -172,7 +172,7 @@ def test_evaluation_records_how_bleu_was_computed(monkeypatch):
     dataset = ParallelDataset(pairs, src_vocab, tgt_vocab)
     # A perfect translator: only the scoring is under test here.
     monkeypatch.setattr(scoring, "translate_dataset", lambda *a, **k: [list(p.tgt) for p in pairs])
-    monkeypatch.setattr(scoring, "validation_loss", lambda *a, **k: 0.0)
+    monkeypatch.setattr(scoring, "validation_loss_sum", lambda *a, **k: (0.0, 1))
     scores = scoring.evaluate(
         None, dataset, tgt_vocab, batch_size=2, device=torch.device("cpu"), full=False
     )

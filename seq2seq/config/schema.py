@@ -382,7 +382,8 @@ class Config:
 
 def register_configs() -> None:
     """Register the schema so ``conf/config.yaml`` can list ``config_schema`` in its defaults,
-    the resolver ``--help`` renders the options with (:mod:`seq2seq.config.help`), and
+    the resolver ``--help`` renders the options with (:mod:`seq2seq.config.help`),
+    ``${seq2seq_cores:}`` (the CPU cores this process may use: a sweep's parallel jobs), and
     ``${seq2seq_repo:data/tatoeba/cmn-eng.txt.xz}``: a path inside this repository, made
     absolute, so the corpora shipped with it are found from any working directory (the
     paths a user gives, e.g. ``data.path=...``, stay relative to the working directory)."""
@@ -392,6 +393,7 @@ def register_configs() -> None:
     OmegaConf.register_new_resolver(
         "seq2seq_options", lambda *, _root_: options_help(_root_, Config), replace=True
     )
+    OmegaConf.register_new_resolver("seq2seq_cores", usable_cores, replace=True)
     repository = Path(__file__).resolve().parents[2]
     OmegaConf.register_new_resolver(
         "seq2seq_repo", lambda relative: str(repository / relative), replace=True

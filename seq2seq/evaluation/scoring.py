@@ -52,16 +52,24 @@ def sequence_loss(
 
 
 @torch.no_grad()
-def validation_loss(
+def validation_loss_sum(
     model: Seq2Seq, dataset: ParallelDataset, batch_size: int, device: torch.device
-) -> float:
-    """Teacher-forced cross-entropy per target token."""
+) -> tuple[float, int]:
+    """Teacher-forced cross-entropy summed over the target tokens, and their number."""
     model.eval()
     total, tokens = 0.0, 0
     for batch in eval_batches(dataset, batch_size, device):
         logits, _ = model(batch.src, batch.src_lengths, batch.src_mask, batch.tgt_in)
         total += float(sequence_loss(logits, batch.tgt_out, reduction="sum"))
         tokens += batch.num_tgt_tokens
+    return total, tokens
+
+
+def validation_loss(
+    model: Seq2Seq, dataset: ParallelDataset, batch_size: int, device: torch.device
+) -> float:
+    """Teacher-forced cross-entropy per target token."""
+    total, tokens = validation_loss_sum(model, dataset, batch_size, device)
     return total / max(tokens, 1)
 
 
@@ -193,6 +201,57 @@ def bleu_description(pairs: Sequence[Pair]) -> str:
     return "tokenized text (tok:none) on purpose; sacrebleu's warning is off"
 
 
+@dataclass(frozen=True)
+class QuickPart:
+    """One process's share of a quick evaluation (what validation needs): the greedy (or
+    beam) hypotheses of its pairs, in their order, and their teacher-forced loss summed over
+    ``tokens`` target tokens. Parts of the shards ``pairs[r::n]`` combine into the split's
+    :class:`Scores` (:func:`quick_scores`)."""
+
+    hypotheses: list[list[str]]
+    loss_sum: float
+    tokens: int
+
+
+def quick_part(
+    model: Seq2Seq,
+    dataset: ParallelDataset,
+    tgt_vocab: Vocab,
+    *,
+    batch_size: int,
+    device: torch.device,
+    beam_size: int = 1,
+    progress: bool = False,
+) -> QuickPart:
+    """The :class:`QuickPart` of ``dataset`` (a whole split, or one process's shard of it)."""
+    hypotheses = translate_dataset(
+        model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size,
+        progress=progress,
+    )  # fmt: skip
+    loss_sum, tokens = validation_loss_sum(model, dataset, batch_size, device)
+    return QuickPart(hypotheses, loss_sum, tokens)
+
+
+def quick_scores(
+    parts: Sequence[QuickPart], pairs: Sequence[Pair], tgt_vocab: Vocab, beam_size: int = 1
+) -> Scores:
+    """Loss, BLEU and exact match of the split ``pairs`` from the parts of its shards:
+    ``parts[r]`` holds ``pairs[r::len(parts)]`` (one part: the whole split). BLEU is a corpus
+    statistic, so it is computed here, over every hypothesis, never averaged over shards."""
+    hypotheses: list[list[str]] = [[] for _ in pairs]
+    for rank, part in enumerate(parts):
+        hypotheses[rank :: len(parts)] = part.hypotheses
+    references = [list(p.tgt) for p in pairs]
+    scored = bleu_inputs(hypotheses, pairs, tgt_vocab.subwords)
+    return Scores(
+        loss=sum(p.loss_sum for p in parts) / max(sum(p.tokens for p in parts), 1),
+        bleu=scored.bleu(scored.hypotheses, scored.references).score,
+        exact_match=metrics.exact_match(hypotheses, references),
+        bleu_tokenize=scored.tokenize,
+        beam_size=beam_size,
+    )
+
+
 def evaluate(
     model: Seq2Seq,
     dataset: ParallelDataset,
@@ -217,22 +276,16 @@ def evaluate(
     has no gold links). ``progress``: a progress bar while decoding (see
     :func:`translate_dataset`).
     """
-    hypotheses = translate_dataset(
+    part = quick_part(
         model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size,
         progress=progress,
     )  # fmt: skip
-    references = [list(p.tgt) for p in dataset.pairs]
-    scored = bleu_inputs(hypotheses, dataset.pairs, tgt_vocab.subwords)
-    bleu = scored.bleu(scored.hypotheses, scored.references)
-    quick = Scores(
-        loss=validation_loss(model, dataset, batch_size, device),
-        bleu=bleu.score,
-        exact_match=metrics.exact_match(hypotheses, references),
-        bleu_tokenize=scored.tokenize,
-        beam_size=beam_size,
-    )
+    quick = quick_scores([part], dataset.pairs, tgt_vocab, beam_size)
     if not full:
         return quick
+    hypotheses, references = part.hypotheses, [list(p.tgt) for p in dataset.pairs]
+    scored = bleu_inputs(hypotheses, dataset.pairs, tgt_vocab.subwords)
+    bleu = scored.bleu(scored.hypotheses, scored.references)
     src_lengths = [len(p.src) for p in dataset.pairs]
     alignment = None
     if model.attention.has_weights and _has_gold(dataset):

@@ -21,9 +21,10 @@ What the processes share and who does what:
   2-process run follows a 1-process run in distribution, not number for number (with
   dropout 0 the two agree to float rounding, tested).
 * Rank 0 alone writes: the Hydra run folder, ``train.log``, TensorBoard, checkpoints and
-  ``metrics.json``; it validates and tests, and broadcasts the validation scores
-  (:meth:`ProcessGroup.from_main`); every rank then takes the same decisions from them
-  (schedule, best model, patience), so all stop early together.
+  ``metrics.json``; it tests. Validation is shared: each rank decodes every
+  ``world_size``-th valid pair and all ranks gather the shards (:meth:`ProcessGroup.gather`)
+  into the same scores, so every rank takes the same decisions from them (schedule, best
+  model, patience) and all stop early together.
 * The run folder: every rank composes the config with Hydra, but ranks above 0 do so quietly
   with ``hydra.run.dir=.``, no ``.hydra/`` folder and no log file (:func:`worker_overrides`),
   then take rank 0's run folder over the process group (:meth:`ProcessGroup.broadcast`).

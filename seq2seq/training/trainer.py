@@ -23,7 +23,7 @@ from seq2seq.config.schema import Config, to_plain
 from seq2seq.data.batching import BucketBatchSampler, ParallelDataset
 from seq2seq.data.loading import load_corpus
 from seq2seq.evaluation.scores import Scores
-from seq2seq.evaluation.scoring import evaluate
+from seq2seq.evaluation.scoring import evaluate, quick_part, quick_scores
 from seq2seq.evaluation.summary import ValidationRecord
 from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
 from seq2seq.model.tanh import resolve as resolve_tanh
@@ -83,6 +83,10 @@ class Trainer:
         self.train_set, self.valid_set, self.test_set = (
             ParallelDataset(pairs, corpus.src_vocab, corpus.tgt_vocab)
             for pairs in (corpus.train, corpus.valid, corpus.test)
+        )
+        rank, world = self.group.rank, self.group.world_size  # validation: a shard per rank
+        self.valid_shard = ParallelDataset(
+            corpus.valid[rank::world], corpus.src_vocab, corpus.tgt_vocab
         )
         self.sampler = BucketBatchSampler(
             self.train_set.src_lengths, config.train.batch_size, seed=config.seed
@@ -188,7 +192,7 @@ class Trainer:
         """Score the valid split (rank 0; every rank takes the scores), then update the
         schedule, the history and the best model from them; rank 0 logs and saves."""
         started = time.perf_counter()
-        scores = self.group.from_main(self._valid_scores)
+        scores = self._valid_scores()
         state = self.state
         if not math.isfinite(scores.loss):
             raise checkpointing.non_finite_error(
@@ -237,14 +241,17 @@ class Trainer:
         )
 
     def _valid_scores(self) -> Scores:
-        return evaluate(
+        """Loss, greedy BLEU and exact match of the valid split, each process decoding its
+        shard (every ``world_size``-th pair) and every process combining all shards into the
+        same scores (a collective: all ranks call it together)."""
+        part = quick_part(
             self.model,
-            self.valid_set,
+            self.valid_shard,
             self.corpus.tgt_vocab,
             batch_size=self.train.eval_batch_size,
             device=self.device,
-            full=False,
         )
+        return quick_scores(self.group.gather(part), self.valid_set.pairs, self.corpus.tgt_vocab)
 
     def _stop_on_signal(self, stops: list[int]) -> None:
         """After a step: on a SIGINT/SIGTERM that reached any rank, rank 0 saves ``last.pt``
