@@ -12,10 +12,10 @@ import pytest
 import torch
 
 from seq2seq.analysis.bench import BenchOptions, processes, tiny_overrides
-from seq2seq.analysis.bench.flops import train_flops
 from seq2seq.analysis.bench.measure import batch_shape, time_to_target
 from seq2seq.analysis.bench.run import format_time_to_target
 from seq2seq.model.attention import ATTENTION_TYPES
+from seq2seq.model.flops import train_flops
 from tests.helpers.runs import run_script
 
 

@@ -1,4 +1,4 @@
-"""The benchmark's FLOP counter (seq2seq.analysis.bench.flops) on hand-computed shapes, and
+"""The benchmark's FLOP counter (seq2seq.model.flops) on hand-computed shapes, and
 its cross-check against PyTorch's FlopCounterMode on real training steps."""
 
 from __future__ import annotations
@@ -8,13 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from seq2seq.analysis.bench.flops import (
-    BatchShape,
-    flop_breakdown,
-    flop_counter_total,
-    forward_flops,
-    train_flops,
-)
 from seq2seq.analysis.bench.measure import (
     batch_shape,
     check_flop_count,
@@ -24,6 +17,13 @@ from seq2seq.analysis.bench.measure import (
 from seq2seq.config.compose import load_config
 from seq2seq.evaluation.scoring import sequence_loss
 from seq2seq.model import ModelSpec, Seq2Seq
+from seq2seq.model.flops import (
+    BatchShape,
+    flop_breakdown,
+    flop_counter_total,
+    forward_flops,
+    train_flops,
+)
 from seq2seq.training.tblog import NullLogger
 from seq2seq.training.trainer import Trainer
 from tests.helpers.models import same_model
@@ -86,7 +86,7 @@ def test_flop_counter_scales_with_directions_layers_and_steps() -> None:
 
 
 # The benchmark's count of a training step against PyTorch's FlopCounterMode: they count
-# different things at the edges (see seq2seq.analysis.bench.flops), so the ratio stays in a
+# different things at the edges (see seq2seq.model.flops), so the ratio stays in a
 # band rather than at 1. Measured on the toy corpus: 0.99 to 1.01 for the four attention types at
 # the default sizes, 1.00 to 1.04 at the benchmark's tiny sizes (hidden 16).
 FLOP_CHECK_BAND = (0.8, 1.25)

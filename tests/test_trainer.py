@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from seq2seq.analysis.bench.measure import batch_shape, training_batches
 from seq2seq.config.compose import load_config
+from seq2seq.data.batching import BucketBatchSampler
 from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
-from seq2seq.training.run import run_summary
+from seq2seq.model.flops import train_flops
+from seq2seq.training.run import measure_compute, run_summary
 from seq2seq.training.schedule import PlateauSchedule
 from seq2seq.training.state import TrainState
 from seq2seq.training.tblog import RunLogger
@@ -121,3 +124,25 @@ def test_the_process_count_of_every_part_of_a_resumed_run_is_recorded(
     assert resumed.state.world_sizes == [2, 1]
     summary = run_summary(resumed, load_config(overrides), *resumed.test())
     assert summary.distributed is not None and summary.distributed.world_sizes == [2, 1]
+
+
+def test_the_run_counts_the_flops_bench_counts_and_sets_them_against_the_gemm_rate(
+    trainer: Trainer, tmp_path: Path
+) -> None:
+    """The run's own FLOP count is bench's count of the same batches (one definition), and
+    its fraction of peak is its rate over the GEMM rate measured after training."""
+    fit(trainer, tmp_path)
+    sampler = BucketBatchSampler(trainer.train_set.src_lengths, trainer.train.batch_size, seed=0)
+    batches = training_batches(sampler)
+    counted = sum(
+        train_flops(trainer.spec, batch_shape(trainer.train_set, next(batches)))
+        for _ in range(trainer.state.step)
+    )
+    assert trainer.state.train_flops == counted > 0
+    compute = measure_compute(trainer.state, 1, torch.device("cpu"))
+    assert compute.train_flops == counted and compute.processes == 1
+    assert compute.gflops == pytest.approx(counted / trainer.state.train_seconds / 1e9)
+    assert compute.fraction_of_peak == pytest.approx(
+        compute.gflops / compute.gemm_gflops_per_process
+    )
+    assert 0 < compute.fraction_of_peak < 1

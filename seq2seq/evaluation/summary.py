@@ -65,6 +65,21 @@ class Distributed:
 
 
 @dataclass(frozen=True)
+class Compute:
+    """How well training used the machine: the updates' matrix-product FLOPs (the model's
+    equations, :mod:`seq2seq.model.flops`) over their seconds, against an fp32 GEMM rate
+    measured on the same machine right after training (one core, or one GPU) times the
+    processes: ``fraction_of_peak`` of what ``processes`` cores could do at that rate."""
+
+    train_flops: int
+    train_seconds: float
+    gflops: float
+    gemm_gflops_per_process: float
+    processes: int
+    fraction_of_peak: float
+
+
+@dataclass(frozen=True)
 class Evaluation:
     """One ``scripts/evaluate.py`` run: the scores and what produced them."""
 
@@ -106,14 +121,15 @@ class RunSummary:
     valid_best: ValidationRecord | None = None  # the history's record at best_step
     history: list[ValidationRecord]
     distributed: Distributed | None = None
+    compute: Compute | None = None
     evaluations: dict[str, Evaluation] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object: the fields in order (``distributed`` and ``evaluations`` only when
-        there are any), then :attr:`extra`."""
+        """The JSON object: the fields in order (``distributed``, ``compute`` and
+        ``evaluations`` only when there are any), then :attr:`extra`."""
         data = {k: v for k, v in to_plain(self).items() if k != "extra"}
-        for optional in ("distributed", "evaluations"):
+        for optional in ("distributed", "compute", "evaluations"):
             if not data[optional]:
                 del data[optional]
         return data | self.extra

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import torch
+
 from seq2seq.config.schema import Config, to_plain
 from seq2seq.data.batching import padding_share
 from seq2seq.data.subwords import MODEL_FILE as SUBWORD_MODEL_FILE
@@ -16,19 +18,47 @@ from seq2seq.evaluation.scores import Scores
 from seq2seq.evaluation.scoring import bleu_description
 from seq2seq.evaluation.summary import (
     METRICS_FILE,
+    Compute,
     Distributed,
     RunSummary,
     recorded_evaluations,
 )
 from seq2seq.files import atomic_write_bytes
+from seq2seq.runtime import measure_gemm
 from seq2seq.training.distributed import ProcessGroup
+from seq2seq.training.state import TrainState
 from seq2seq.training.tblog import NullLogger, RunLogger
 from seq2seq.training.trainer import Trainer
 
 log = logging.getLogger("seq2seq")
 
 
-def run_summary(trainer: Trainer, config: Config, tested: str, test_scores: Scores) -> RunSummary:
+#: The fp32 GEMM that measures the machine's rate after training (as bench's, for 1 s).
+GEMM_SIZE, GEMM_SECONDS = 1024, 1.0
+
+
+def measure_compute(state: TrainState, processes: int, device: torch.device) -> Compute:
+    """The run's FLOP rate over its update seconds against an fp32 GEMM measured now, on this
+    process' device and threads (one process' share of the machine)."""
+    gemm = measure_gemm(device, GEMM_SIZE, GEMM_SECONDS)["gflops"]
+    gflops = state.train_flops / max(state.train_seconds, 1e-9) / 1e9
+    return Compute(
+        train_flops=state.train_flops,
+        train_seconds=round(state.train_seconds, 2),
+        gflops=gflops,
+        gemm_gflops_per_process=gemm,
+        processes=processes,
+        fraction_of_peak=gflops / (gemm * processes),
+    )
+
+
+def run_summary(
+    trainer: Trainer,
+    config: Config,
+    tested: str,
+    test_scores: Scores,
+    compute: Compute | None = None,
+) -> RunSummary:
     """Everything ``metrics.json`` holds (see :mod:`seq2seq.evaluation.summary`)."""
     state = trainer.state
     best = state.best
@@ -51,6 +81,7 @@ def run_summary(trainer: Trainer, config: Config, tested: str, test_scores: Scor
         distributed=Distributed(
             trainer.group.world_size, trainer.group.backend, list(state.world_sizes)
         ),
+        compute=compute,
     )
 
 
@@ -103,8 +134,19 @@ def train(
     logger = RunLogger(run_dir / "tb", purge_step=trainer.state.step + 1 if config.resume else None)
     try:
         trainer.fit(logger)
+        compute = measure_compute(trainer.state, trainer.group.world_size, trainer.device)
+        log.info(
+            "compute: %.1f TFLOP in %.0f s of updates = %.1f GFLOP/s; fp32 GEMM %.1f GFLOP/s "
+            "per process now, so %.0f%% of %d process(es)' peak",
+            compute.train_flops / 1e12,
+            compute.train_seconds,
+            compute.gflops,
+            compute.gemm_gflops_per_process,
+            100 * compute.fraction_of_peak,
+            compute.processes,
+        )
         tested, test_scores = trainer.test()
-        summary = run_summary(trainer, config, tested, test_scores)
+        summary = run_summary(trainer, config, tested, test_scores, compute)
         # what evaluate.py recorded (each names its checkpoint and step) is kept
         summary = replace(summary, evaluations=recorded_evaluations(run_dir / METRICS_FILE))
         summary.save(run_dir / METRICS_FILE)

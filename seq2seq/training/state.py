@@ -26,6 +26,9 @@ class TrainState:
     best_step: int = 0
     bad_evals: int = 0
     train_seconds: float = 0.0
+    # matrix-product FLOPs of every update so far, each process' shard at its own padded shape
+    # (seq2seq.model.flops: the model's equations, forward + backward)
+    train_flops: int = 0
     history: list[ValidationRecord] = field(default_factory=list)
     # the process count of each part of the run, in order: a resume on another count adds one
     world_sizes: list[int] = field(default_factory=list)

@@ -26,6 +26,7 @@ from seq2seq.evaluation.scores import Scores
 from seq2seq.evaluation.scoring import evaluate, quick_part, quick_scores
 from seq2seq.evaluation.summary import ValidationRecord
 from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
+from seq2seq.model.flops import BatchShape, train_flops
 from seq2seq.model.tanh import resolve as resolve_tanh
 from seq2seq.runtime import (
     resolve_device,
@@ -36,7 +37,7 @@ from seq2seq.runtime import (
 )
 from seq2seq.training import build, checkpointing
 from seq2seq.training.checkpointing import BEST, LAST
-from seq2seq.training.distributed import ProcessGroup
+from seq2seq.training.distributed import ProcessGroup, shard
 from seq2seq.training.ranks import Launch
 from seq2seq.training.samples import log_samples, sample_sources
 from seq2seq.training.selection import is_better
@@ -121,6 +122,17 @@ class Trainer:
         epochs = t.max_epochs * len(self.sampler) if t.max_epochs > 0 else 0
         return min(s for s in (t.max_steps, epochs) if s > 0)
 
+    def _update_flops(self, indices: list[int]) -> int:
+        """FLOPs of one update of the global batch ``indices`` as the processes run it: each
+        process' shard (:func:`~seq2seq.training.distributed.shard`) at its own shape."""
+        world, data = self.group.world_size, self.train_set
+        total = 0
+        for rank in range(world):
+            own, _ = shard(indices, rank, world)
+            lengths = [len(data.src_ids[i]) for i in own], [len(data.tgt_ids[i]) for i in own]
+            total += train_flops(self.spec, BatchShape.of(*lengths))
+        return total
+
     def train_step(self, indices: list[int]) -> StepResult:
         """One update on the training pairs ``indices`` (see :meth:`Updater.update`); does
         not advance the schedule or :attr:`state`, :meth:`fit` does that."""
@@ -158,6 +170,7 @@ class Trainer:
                         )
                     self.schedule.after_update()
                     state.train_seconds += time.perf_counter() - started
+                    state.train_flops += self._update_flops(indices)
                     state.step += 1
                     state.batch_in_epoch += 1
                     window.tokens += result.tokens

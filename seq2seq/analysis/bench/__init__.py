@@ -21,7 +21,8 @@ excluded) at the first validation at or above the target, null when none reached
 ``command`` the command run. Decoding is measured on a Trainer of the same config built in this
 process with the run's ``best.pt`` weights (``time_to_99.model`` says which).
 
-The GEMM rates in bench.json (fp32 ``gemm_size``² products, see :func:`.measure.measure_gemm`):
+The GEMM rates in bench.json (fp32 ``gemm_size``² products,
+:func:`seq2seq.runtime.measure_gemm`):
 
 - ``gemm_gflops``: on the benchmark's device at the thread settings in force when it is
   measured (as before these fields existed; the Trainers have applied ``train.num_threads``
@@ -57,7 +58,6 @@ processes, and the training subprocesses), :mod:`.run` (options, orchestration, 
 saving).
 """
 
-from seq2seq.analysis.bench.flops import BatchShape, flop_breakdown, forward_flops, train_flops
 from seq2seq.analysis.bench.reference import TutorialSeq2Seq, TutorialTrainer
 from seq2seq.analysis.bench.run import (
     BenchOptions,
@@ -67,6 +67,7 @@ from seq2seq.analysis.bench.run import (
     save_result,
     tiny_overrides,
 )
+from seq2seq.model.flops import BatchShape, flop_breakdown, forward_flops, train_flops
 
 __all__ = [
     "BatchShape",

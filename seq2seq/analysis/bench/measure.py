@@ -18,7 +18,6 @@ from typing import Any
 
 import torch
 
-from seq2seq.analysis.bench.flops import BatchShape, flop_counter_total, train_flops
 from seq2seq.analysis.bench.processes import train_within
 from seq2seq.analysis.bench.reference import TutorialTrainer
 from seq2seq.config.compose import load_config
@@ -27,7 +26,8 @@ from seq2seq.evaluation.scoring import translate_dataset
 from seq2seq.launch.processes import planned_processes
 from seq2seq.model import ModelSpec
 from seq2seq.model.checkpoint import load_checkpoint
-from seq2seq.runtime import set_threads
+from seq2seq.model.flops import BatchShape, flop_counter_total, train_flops
+from seq2seq.runtime import measure_gemm, set_threads, synchronize
 from seq2seq.training.checkpointing import BEST, LAST
 from seq2seq.training.state import TrainState
 from seq2seq.training.trainer import Trainer
@@ -37,12 +37,6 @@ Progress = Callable[[str], None]
 
 def quiet(_message: str) -> None:
     """The default progress callback: say nothing."""
-
-
-def synchronize(device: torch.device) -> None:
-    """Wait for queued GPU work (a no-op on the CPU), so wall-clock times are complete."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 @dataclass
@@ -82,11 +76,10 @@ class Throughput:
 
 
 def batch_shape(dataset: ParallelDataset, indices: Sequence[int]) -> BatchShape:
-    """The shape the trainer runs the pairs ``indices`` at: padded to their longest pair, the
-    encoder packed (only real source tokens step the encoder GRU)."""
-    src = [len(dataset.src_ids[i]) for i in indices]
-    tgt = [len(dataset.tgt_ids[i]) for i in indices]
-    return BatchShape(len(indices), max(src), max(tgt), sum(src))
+    """The shape the trainer runs the pairs ``indices`` at (:meth:`BatchShape.of`)."""
+    return BatchShape.of(
+        [len(dataset.src_ids[i]) for i in indices], [len(dataset.tgt_ids[i]) for i in indices]
+    )
 
 
 def training_batches(sampler: BucketBatchSampler) -> Iterator[list[int]]:
@@ -232,33 +225,6 @@ def measure_gemm_rates(
         "gemm_gflops_per_core": per_core["gflops"],
         "gemm_threads": used,
         "gemm": gemm,
-    }
-
-
-def measure_gemm(device: torch.device, size: int, seconds: float) -> dict[str, float]:
-    """fp32 ``size × size`` matrix products in a loop: GFLOP/s at the current thread settings."""
-    a = torch.randn(size, size, device=device)
-    b = torch.randn(size, size, device=device)
-    out = torch.empty_like(a)
-    chunk = 20 if device.type == "cuda" else 1
-    for _ in range(3):
-        torch.mm(a, b, out=out)
-    synchronize(device)
-    start, count = time.perf_counter(), 0
-    while True:
-        for _ in range(chunk):
-            torch.mm(a, b, out=out)
-        count += chunk
-        synchronize(device)
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            break
-    return {
-        "gflops": 2 * size**3 * count / elapsed / 1e9,
-        "size": size,
-        "matmuls": count,
-        "seconds": elapsed,
-        "threads": torch.get_num_threads(),
     }
 
 

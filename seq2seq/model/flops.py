@@ -25,7 +25,7 @@ softmax, masking), embedding look-ups, the loss or the optimizer. Where they dif
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from torch.utils.flop_counter import FlopCounterMode
@@ -49,6 +49,14 @@ class BatchShape:
     src_len: int
     tgt_len: int
     src_tokens: int
+
+    @classmethod
+    def of(cls, src_lengths: Sequence[int], tgt_lengths: Sequence[int]) -> BatchShape:
+        """The shape the trainer runs pairs of these lengths (with ``<eos>``) at: padded to the
+        longest of each side, the encoder over the padded batch (``src_tokens = B · S``, as
+        :class:`seq2seq.model.encoder.Encoder` runs each direction)."""
+        batch, src_len = len(src_lengths), max(src_lengths)
+        return cls(batch, src_len, max(tgt_lengths), batch * src_len)
 
 
 def flop_breakdown(spec: ModelSpec, shape: BatchShape) -> dict[str, int]:
