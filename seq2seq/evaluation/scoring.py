@@ -65,13 +65,6 @@ def validation_loss_sum(
     return total, tokens
 
 
-def validation_loss(
-    model: Seq2Seq, dataset: ParallelDataset, batch_size: int, device: torch.device
-) -> float:
-    """Teacher-forced cross-entropy per target token."""
-    total, tokens = validation_loss_sum(model, dataset, batch_size, device)
-    return total / max(tokens, 1)
-
 
 @torch.no_grad()
 def translate_dataset(
