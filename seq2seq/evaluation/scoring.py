@@ -65,7 +65,6 @@ def validation_loss_sum(
     return total, tokens
 
 
-
 @torch.no_grad()
 def translate_dataset(
     model: Seq2Seq,
