@@ -12,12 +12,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 from seq2seq.errors import UserError
-from seq2seq.launch.processes import MIN_PAIRS_PER_PROCESS, planned_processes
+from seq2seq.launch.processes import MIN_PAIRS_PER_PROCESS, killed_worker, planned_processes
 from seq2seq.model.checkpoint import load_checkpoint
 from tests.helpers.bad_input import PROCESS_TIMEOUT, run_processes
 from tests.helpers.config import compose_config
@@ -206,3 +207,18 @@ def test_a_killed_worker_is_one_line_naming_it_and_the_checkpoint_kept(
         f"error: rank {rank} of 2 was killed by SIGKILL; {last} (step {step}) is kept: "
         f"continue with the same command and resume=true hydra.run.dir={run_dir}"
     ), output[-3000:]
+
+
+def test_the_worker_killed_first_is_named_not_the_one_the_launcher_stopped_after_it() -> None:
+    """A worker killed by SIGKILL makes the launcher stop the others with SIGTERM; a worker
+    that dies of that SIGTERM is not the cause (seen once: the message named rank 0)."""
+
+    def failure(exitcode: int, timestamp: int) -> SimpleNamespace:
+        return SimpleNamespace(exitcode=exitcode, timestamp=timestamp)
+
+    kill, term = -signal.SIGKILL, -signal.SIGTERM
+    assert killed_worker({0: failure(term, 5), 1: failure(kill, 5)}) == (1, signal.SIGKILL)
+    assert killed_worker({0: failure(kill, 6), 1: failure(term, 5)}) == (0, signal.SIGKILL)
+    assert killed_worker({0: failure(term, 6), 1: failure(term, 5)}) == (1, signal.SIGTERM)
+    assert killed_worker({0: failure(2, 5), 1: failure(kill, 6)}) == (1, signal.SIGKILL)
+    assert killed_worker({0: failure(2, 5)}) is None

@@ -21,8 +21,9 @@ import os
 import signal
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from seq2seq.config.schema import Config
 from seq2seq.errors import UserError
@@ -124,6 +125,21 @@ class WorkerDied(UserError):
         self.exit_code = 128 + signum
 
 
+def killed_worker(failures: Mapping[int, Any]) -> tuple[int, int] | None:
+    """``(rank, signal)`` of the worker whose death by a signal stopped the run, among the
+    elastic launcher's ``failures`` (rank -> ``ProcessFailure``), or None when none died so.
+
+    Once one worker is gone the launcher stops the others with SIGTERM, and one caught
+    outside the training loop dies of it too; so a death by SIGTERM is the cause only when no
+    other signal killed a worker; ties go to the earliest failure, then the lowest rank."""
+    killed = sorted(
+        (f.exitcode == -signal.SIGTERM, f.timestamp, rank, -f.exitcode)
+        for rank, f in failures.items()
+        if f.exitcode < 0
+    )
+    return (killed[0][2], killed[0][3]) if killed else None
+
+
 def launch_workers(script: str, argv: Sequence[str], processes: int, run_dir: Path) -> int:
     """Run ``processes`` copies of ``script argv`` as one DDP run in ``run_dir`` through the
     elastic launcher on this machine; returns the exit code the command should end with
@@ -153,10 +169,10 @@ def launch_workers(script: str, argv: Sequence[str], processes: int, run_dir: Pa
     except SignalException as stop:
         return 128 + int(stop.sigval)
     except ChildFailedError as failed:
-        killed = [(rank, f) for rank, f in sorted(failed.failures.items()) if f.exitcode < 0]
-        if killed:
-            rank, failure = killed[0]
-            raise WorkerDied(rank, processes, -failure.exitcode, run_dir) from None
+        cause = killed_worker(failed.failures)
+        if cause is not None:
+            rank, signum = cause
+            raise WorkerDied(rank, processes, signum, run_dir) from None
         return failed.get_first_failure()[1].exitcode
     finally:
         os.environ.pop(LOCKED_ENV, None)
