@@ -15,7 +15,6 @@ and anything it lacks falls back to the CJK font (matplotlib >= 3.6 per-glyph fa
 from __future__ import annotations
 
 import functools
-import importlib
 import io
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -32,10 +31,9 @@ from matplotlib.font_manager import fontManager
 
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write_bytes
+from seq2seq.fonts import CJK_PREFERRED_FAMILY, cjk_font_path
 
 LATIN_FAMILY = "DejaVu Sans"
-CJK_PACKAGE = "noto_cjk_sans_otc"
-CJK_PREFERRED_FAMILY = "Noto Sans CJK SC"  # the collection's Simplified Chinese face
 EOS = "<eos>"
 DEFAULT_DPI = 150
 ATTENTION_CMAP = "viridis"
@@ -60,17 +58,7 @@ def register_cjk_font() -> str:
 
     Raises :class:`~seq2seq.errors.UserError` if the package or its font file is missing.
     """
-    try:
-        package = importlib.import_module(CJK_PACKAGE)
-    except ImportError as err:
-        raise UserError(
-            "the CJK font package is missing: install it with `pip install noto-cjk-sans-otc`"
-        ) from err
-    folder = Path(package.__file__).resolve().parent
-    fonts = sorted(folder.glob("*.ttc")) + sorted(folder.glob("*.otf"))
-    if not fonts:
-        raise UserError(f"no .ttc/.otf font file found in {folder}; reinstall noto-cjk-sans-otc")
-    path = fonts[0]
+    path = cjk_font_path()
 
     def families() -> list[str]:
         return [f.name for f in fontManager.ttflist if Path(f.fname).resolve() == path]

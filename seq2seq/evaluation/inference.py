@@ -14,6 +14,7 @@ from seq2seq.config.schema import DataConfig
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.corpus import Pair, join_chinese, tokenize_src
 from seq2seq.data.detokenize import join_english
+from seq2seq.data.loading import check_same_file, load_splits, segment_sources, segment_targets
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.model import Seq2Seq
@@ -125,23 +126,32 @@ class TrainedRun:
             start = end
         return pieces if all(self.src_vocab.knows(p) for p in pieces) else [chunk]
 
+    def check_source(self, source: list[str], text: str) -> None:
+        """Refuse a sentence this model cannot take: no tokens, or more than :attr:`input_limit`."""
+        if not source:
+            raise UserError("empty input: give a Chinese sentence to translate")
+        if len(source) > self.input_limit:
+            raise UserError(
+                f"input of {len(source)} tokens is longer than this model's limit of "
+                f"{self.input_limit}; split it into shorter sentences ({text[:30]}...)"
+            )
+
     def translate(
         self, texts: list[str], beam_size: int = 1, alpha: float = 0.6
     ) -> list[Translation]:
         """Translate raw sentences (one batch); warns about words mapped to ``<unk>``."""
         sources = [self.tokenize(text) for text in texts]
         for text, source in zip(texts, sources, strict=True):
-            if not source:
-                raise UserError("empty input: give a Chinese sentence to translate")
-            if len(source) > self.input_limit:
-                raise UserError(
-                    f"input of {len(source)} tokens is longer than this model's limit of "
-                    f"{self.input_limit}; split it into shorter sentences ({text[:30]}...)"
-                )
-        unknown = [self.src_vocab.unknown(s) for s in sources]
-        for words in unknown:
-            if words:
+            self.check_source(source, text)
+        for source in sources:
+            if words := self.src_vocab.unknown(source):
                 warnings.warn(f"unknown words mapped to <unk>: {' '.join(words)}", stacklevel=2)
+        return self.translate_tokens(sources, beam_size, alpha)
+
+    def translate_tokens(
+        self, sources: list[list[str]], beam_size: int = 1, alpha: float = 0.6
+    ) -> list[Translation]:
+        """Translate tokenized sentences (checked by :meth:`check_source`) in one batch."""
         dataset = ParallelDataset(
             [Pair(tuple(s), ()) for s in sources], self.src_vocab, self.tgt_vocab
         )
@@ -159,5 +169,19 @@ class TrainedRun:
                 weights = output.weights[b, :, :length, : len(source) + 1].float().cpu().numpy()
             tokens = self.tgt_vocab.decode(output.tokens[b].tolist())
             text = join_english(tokens, self.split_punct, self.tgt_vocab.subwords)
-            results.append(Translation(source, tokens, unknown[b], weights, text))
+            unknown = self.src_vocab.unknown(source)
+            results.append(Translation(source, tokens, unknown, weights, text))
         return results
+
+    def splits(self, data: DataConfig | None = None) -> dict[str, list[Pair]]:
+        """The run's corpus splits (from ``data``, default the run's own ``data`` section),
+        checked to be the file it was trained on and tokenized like its training input
+        (subword pieces where the run used them)."""
+        data = data or self.data
+        check_same_file(data, self.corpus_sha256)
+        splits = load_splits(data)
+        if self.src_vocab.subwords is not None:
+            splits = segment_sources(splits, self.src_vocab.subwords, data.char_level_src)
+        if self.tgt_vocab.subwords is not None:
+            splits = segment_targets(splits, self.tgt_vocab.subwords)
+        return splits

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq.data.batching import ParallelDataset
-from seq2seq.data.loading import check_same_file, load_splits, segment_sources, segment_targets
 from seq2seq.errors import UserError
 from seq2seq.evaluation.alignment_report import format_report
 from seq2seq.evaluation.inference import TrainedRun
@@ -42,12 +41,7 @@ def evaluate_run(
                 f"--data-dir {data_dir} does not exist; pass the folder holding {split}.tsv"
             )
         data = replace(data, dir=data_dir, path=None, synthetic=False)
-    check_same_file(data, run.corpus_sha256)
-    splits = load_splits(data)
-    if run.src_vocab.subwords is not None:
-        splits = segment_sources(splits, run.src_vocab.subwords, data.char_level_src)
-    if run.tgt_vocab.subwords is not None:
-        splits = segment_targets(splits, run.tgt_vocab.subwords)
+    splits = run.splits(data)
     dataset = ParallelDataset(splits[split], run.src_vocab, run.tgt_vocab)
     valid = ParallelDataset(splits["valid"], run.src_vocab, run.tgt_vocab)
     scores = evaluate(

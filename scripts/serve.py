@@ -1,0 +1,61 @@
+"""Explore a trained run's attention in the browser: ``python scripts/serve.py RUN [RUN2]``.
+
+Serves a local page (needs ``pip install -e ".[demo]"``): type a Chinese sentence, see the
+translation and every head's attention map; a test sentence from the list shows the gold
+alignment over the map and the sentence's AER. Two run folders are shown side by side
+(e.g. ``attention=none`` beside ``attention=additive``). Binds to 127.0.0.1 unless
+``--host`` says otherwise; ``--port 0`` picks a free port. Ctrl-C stops it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from seq2seq.errors import UserError, exit_on_user_error
+
+DEMO_ADVICE = 'install the page\'s server with `pip install -e ".[demo]"`'
+
+
+def run_names(run_dirs: list[Path]) -> list[str]:
+    """Each run's folder name, with its parent's when two would read the same."""
+    names = [path.resolve().name for path in run_dirs]
+    if len(set(names)) < len(names):
+        names = [f"{path.resolve().parent.name}/{path.resolve().name}" for path in run_dirs]
+    return names
+
+
+@exit_on_user_error
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="one or two run folders")
+    parser.add_argument("--port", type=int, default=8000, help="0 = any free port")
+    parser.add_argument("--host", default="127.0.0.1", help="the address to listen on")
+    parser.add_argument("--checkpoint", default="best.pt", help="file in RUN/checkpoints")
+    parser.add_argument("--device", default="cpu", help="auto, cpu, cuda, cuda:N or mps")
+    args = parser.parse_args(argv)
+    if len(args.runs) > 2:
+        raise UserError(f"{len(args.runs)} run folders given; the page shows one or two")
+    if not 0 <= args.port <= 65535:
+        raise UserError(f"--port {args.port} is not a port number; use 0 to 65535")
+    try:
+        from seq2seq.explorer.app import create_app
+        from seq2seq.explorer.server import serve
+    except ImportError as err:
+        raise UserError(f"{err.name} is missing: {DEMO_ADVICE}") from None
+    from seq2seq.explorer.explain import RunExplorer
+    from seq2seq.runtime import resolve_device
+
+    device = str(resolve_device(args.device, option="--device"))
+    explorers = [
+        RunExplorer.load(name, path, args.checkpoint, device)
+        for name, path in zip(run_names(args.runs), args.runs, strict=True)
+    ]
+    for explorer in explorers:
+        for note in explorer.notes:
+            print(f"note: {explorer.name}: {note}")
+    serve(create_app(explorers), args.host, args.port, " and ".join(e.name for e in explorers))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,14 @@
+"""The attention explorer: a local page to type a sentence and see every head's attention.
+
+``scripts/serve.py RUN [RUN2]`` serves it. The rooms, in import order:
+
+* :mod:`~seq2seq.explorer.inputs` — what a request may hold, checked (torch-free);
+* :mod:`~seq2seq.explorer.explain` — one run's translation of a sentence with its attention
+  maps, the gold links and AER when the sentence is one of the run's test sentences;
+* :mod:`~seq2seq.explorer.font` — the CJK font subset the page draws its labels with;
+* :mod:`~seq2seq.explorer.app` — the HTTP API and the page (FastAPI);
+* :mod:`~seq2seq.explorer.server` — binding a loopback port and serving until Ctrl-C.
+
+Everything the page needs (HTML, script, style, font) comes from this package: it works
+with the network off.
+"""

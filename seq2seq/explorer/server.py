@@ -1,0 +1,69 @@
+"""Serving the explorer: bind the port first (a busy port is one line, before anything is
+served), say where, and run uvicorn on that socket until Ctrl-C."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+
+import uvicorn
+from starlette.types import ASGIApp
+
+from seq2seq.errors import UserError
+
+LOOPBACK = "127.0.0.1"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or address) only ever means this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (``port`` 0: a free one), or a one-line
+    :class:`UserError` saying why not."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as err:
+        raise UserError(
+            f"--host {host} is not an address of this machine ({err.strerror})"
+        ) from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as err:
+        sock.close()
+        raise UserError(
+            f"cannot listen on {host}:{port}: {err.strerror or err}; "
+            "pass another --port (0 picks a free one)"
+        ) from None
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+
+
+def serve(app: ASGIApp, host: str, port: int, what: str) -> None:
+    """Serve ``app`` on ``host:port`` until Ctrl-C (which uvicorn turns into a clean shutdown,
+    then :class:`KeyboardInterrupt`: the script's one line and exit 130)."""
+    sock = bind(host, port)
+    if not is_loopback(host):
+        print(
+            f"warning: --host {host} lets other machines reach this page; "
+            f"the default {LOOPBACK} keeps it on this one",
+            file=sys.stderr,
+        )
+    print(f"serving {what} at {url_of(sock)} (Ctrl-C stops)", flush=True)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,0 +1,198 @@
+// The attention explorer's page: asks /api/runs what is served, sends the sentence to
+// /api/translate, and draws every head's map as a table (rows: the English tokens, columns:
+// the Chinese ones, <eos> last in both). Weights are never recomputed here: a cell shows
+// the number the model produced (data-weight), its colour a viridis ramp of it.
+"use strict";
+
+const VIRIDIS = [
+  [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
+  [31, 158, 137], [53, 183, 121], [109, 205, 89], [180, 222, 44], [253, 231, 37],
+];
+
+function colour(weight) {
+  const x = Math.min(Math.max(weight, 0), 1) * (VIRIDIS.length - 1);
+  const k = Math.min(Math.floor(x), VIRIDIS.length - 2);
+  const f = x - k;
+  const rgb = VIRIDIS[k].map((c, i) => Math.round(c + f * (VIRIDIS[k + 1][i] - c)));
+  return `rgb(${rgb.join(",")})`;
+}
+
+function element(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value !== undefined && value !== null) node.setAttribute(name, value);
+  }
+  for (const child of children) {
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+const $ = (id) => document.getElementById(id);
+const EMPTY_OUTPUT = "(an empty translation: the model wrote <eos> first)";
+
+function showMessage(text) {
+  const message = $("message");
+  message.textContent = text;
+  message.hidden = !text;
+}
+
+function describeRuns(runs) {
+  const parts = runs.map((run) => {
+    const kind = run.attention === "none" ? "no attention" : `${run.attention} attention`;
+    const heads = run.heads > 1 ? `, ${run.heads} heads` : "";
+    const score = run.test_bleu == null ? "" : ` — test BLEU ${run.test_bleu.toFixed(1)}`;
+    return `${run.name} (${kind}${heads}, step ${run.step}${score})`;
+  });
+  $("runs-summary").textContent = parts.join("  ·  ");
+}
+
+function fillExamples(examples) {
+  const select = $("examples");
+  examples.forEach((example, index) => {
+    select.append(element("option", { value: index }, `${example.text}   (${example.length} words)`));
+  });
+  select.addEventListener("change", () => {
+    const example = examples[Number(select.value)];
+    if (select.value === "" || !example) return;
+    $("sentence").value = example.text;
+    translate();
+  });
+  $("sentence").addEventListener("input", () => { select.value = ""; });
+}
+
+function heatmap(map, columns, rows, view) {
+  const gold = new Map();
+  for (const [i, j] of view.possible || []) gold.set(`${i},${j}`, "possible");
+  for (const [i, j] of view.sure || []) gold.set(`${i},${j}`, "sure");
+  const head = element("tr", {}, element("th", { scope: "col" }));
+  for (const column of columns) {
+    head.append(element("th", { scope: "col", lang: column === "<eos>" ? null : "zh-Hans", class: "src" },
+      element("span", {}, column)));
+  }
+  const body = element("tbody");
+  map.weights.forEach((row, j) => {
+    const tr = element("tr", {}, element("th", { scope: "row", class: "tgt" }, rows[j]));
+    row.forEach((weight, i) => {
+      tr.append(element("td", {
+        "data-weight": weight, "data-row": j, "data-col": i,
+        class: gold.get(`${i},${j}`) || null,
+        title: `${rows[j]} ← ${columns[i]}: ${weight.toFixed(3)}`,
+      }));
+      tr.lastChild.style.background = colour(weight); // CSSOM: allowed by the page's CSP
+    });
+    body.append(tr);
+  });
+  const table = element("table", { class: "heatmap", "data-head": map.head, "data-layer": map.layer },
+    element("thead", {}, head), body);
+  table.addEventListener("mouseover", (event) => {
+    const cell = event.target.closest("td");
+    if (!cell) return;
+    const j = Number(cell.dataset.row), i = Number(cell.dataset.col);
+    $("readout").textContent =
+      `${map.title}: ${rows[j]} ← ${columns[i]}  weight ${Number(cell.dataset.weight).toFixed(4)}`;
+  });
+  return table;
+}
+
+const READINGS = {
+  output: "while writing its output",
+  reference: "while reading the reference (teacher forcing, as AER is scored)",
+};
+
+function renderView(view, source, run) {
+  const part = element("div", { class: "view", "data-reading": view.reading });
+  part.append(element("h3", {}, READINGS[view.reading] || view.reading));
+  if (view.aer != null) {
+    const perHead = view.head_aer && view.head_aer.length > 1
+      ? ` · per head ${view.head_aer.map((a) => a.toFixed(2)).join(", ")}` : "";
+    part.append(element("p", { class: "aer" }, `sentence AER ${view.aer.toFixed(3)}`,
+      `${run.heads > 1 ? " (heads averaged)" : ""}${perHead}`));
+    const legend = element("p", { class: "legend" }, "gold:",
+      element("span", { class: "sure-key" }), "sure", element("span", { class: "possible-key" }), "possible");
+    part.append(legend);
+  }
+  const maps = element("div", { class: "maps" });
+  view.maps.forEach((map, h) => {
+    const caption = view.head_aer && view.head_aer.length > 1
+      ? `${map.title} (AER ${view.head_aer[h].toFixed(2)})` : map.title;
+    maps.append(element("figure", {}, element("figcaption", {}, caption),
+      heatmap(map, source, view.rows, view)));
+  });
+  part.append(maps);
+  return part;
+}
+
+function renderRun(answer, run) {
+  const kind = run.attention === "none" ? "no attention"
+    : `${run.attention}${run.heads > 1 ? `, ${run.heads} heads` : ""}`;
+  const section = element("section", { class: "run", "data-run": answer.run },
+    element("h2", {}, answer.run, " ", element("span", { class: "kind" }, `(${kind})`)),
+    element("p", { class: "output", lang: "en" }, answer.text || EMPTY_OUTPUT));
+  if (answer.reference) {
+    const same = answer.reference.join(" ") === answer.output.join(" ");
+    section.append(element("p", { class: "reference" }, `reference: ${answer.reference.join(" ")} `,
+      element("span", { class: same ? "same" : "differs" }, same ? "✓ the same" : "✗ differs")));
+  }
+  if (answer.unknown.length) {
+    section.append(element("p", { class: "unknown" }, `unknown words (read as <unk>): ${answer.unknown.join(" ")}`));
+  }
+  if (!answer.views.length) {
+    section.append(element("p", { class: "no-attention" },
+      "No attention: this model reads the whole sentence as one fixed vector, so there is no map to draw."));
+  }
+  for (const view of answer.views) section.append(renderView(view, answer.source, run));
+  section.append(element("p", { class: "timing" }, `${answer.milliseconds.toFixed(1)} ms`));
+  return section;
+}
+
+let runs = [];
+
+async function translate() {
+  const button = $("translate");
+  button.disabled = true;
+  showMessage("");
+  try {
+    const response = await fetch("/api/translate", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ text: $("sentence").value, beam_size: Number($("search").value) }),
+    });
+    const answer = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      $("results").replaceChildren();
+      showMessage(answer.error || `the server answered ${response.status}`);
+      return;
+    }
+    $("results").replaceChildren(...answer.runs.map((a, k) => renderRun(a, runs[k])));
+  } catch (error) {
+    showMessage("the server did not answer: is scripts/serve.py still running?");
+  } finally {
+    button.disabled = false;
+    document.body.dataset.state = "ready";
+  }
+}
+
+async function start() {
+  try {
+    const response = await fetch("/api/runs");
+    const info = await response.json();
+    runs = info.runs;
+    describeRuns(info.runs);
+    fillExamples(info.examples);
+    $("sentence-hint").textContent =
+      `(segmented or not; at most ${info.limits.characters} characters)`;
+    for (const run of info.runs) {
+      for (const note of run.notes) showMessage(`${run.name}: ${note}`);
+    }
+  } catch (error) {
+    showMessage("could not reach the server: is scripts/serve.py still running?");
+  }
+  $("query").addEventListener("submit", (event) => {
+    event.preventDefault();
+    translate();
+  });
+  document.body.dataset.state = "ready";
+}
+
+start();

@@ -1,0 +1,272 @@
+"""The attention explorer's server and API (scripts/serve.py): what it answers, every bad
+input refused with a 4xx and one line while it keeps serving, 20 requests at once, start-up
+errors before anything listens, Ctrl-C."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import numpy as np
+import pytest
+
+from seq2seq.evaluation.inference import TrainedRun
+from seq2seq.evaluation.metrics import alignment_error_rate, hard_alignment
+from seq2seq.explorer.explain import RunExplorer, pick_examples
+from seq2seq.explorer.inputs import MAX_BEAM, MAX_BODY_BYTES, MAX_CHARACTERS, Query, parse_query
+from seq2seq.explorer.server import is_loopback
+from tests.helpers.explorer import Server, get, post, start_server, translate
+from tests.helpers.runs import run_script
+
+pytest.importorskip("fastapi", reason='the explorer needs pip install -e ".[demo]"')
+
+
+@pytest.fixture(scope="module")
+def server(tiny_run) -> Iterator[Server]:
+    """One server for the module: the toy corpus' ``none`` and ``additive`` runs side by side."""
+    running = start_server(tiny_run("none"), tiny_run("additive"), shared=True)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+# --------------------------------------------------------------------------- requests
+
+
+PLAIN = "remove it and type plain text"
+BAD_REQUESTS = [
+    (b"", 400, "the request is not JSON (Expecting value); send {\"text\": \"我 爱 中国\"}"),
+    (b"\xff\xfe{}", 400, "the request is not UTF-8 text (byte 1); send the sentence as UTF-8"),
+    ("我 爱".encode("gb18030"), 400,
+     "the request is not UTF-8 text (byte 1); send the sentence as UTF-8"),
+    (b"[1, 2]", 400, "the request should be a JSON object like {\"text\": \"我 爱 中国\"}"),
+    (b'{"txt": "x"}', 400, "unknown field 'txt'; the fields are text and beam_size"),
+    (b'{"text": 3}', 400,
+     "'text' should be the sentence as a string, like {\"text\": \"我 爱 中国\"}"),
+    (b'{"text": "x", "beam_size": true}', 400,
+     f"'beam_size' should be a whole number from 1 to {MAX_BEAM}"),
+    (b'{"text": "x", "beam_size": 0}', 422,
+     f"beam size 0 is out of range: choose 1 (greedy) to {MAX_BEAM}"),
+    (b'{"text": "  \\ufeff "}', 422, "empty input: type a Chinese sentence, e.g. 我 爱 中国"),
+    ('{"text": "我\\u0007爱"}'.encode(), 422,
+     "the sentence holds a control character (U+0007) at position 2; " + PLAIN),
+    ('{"text": "我\\ud800"}'.encode(), 422,
+     "the sentence holds a control character (U+D800) at position 2; " + PLAIN),
+    (json.dumps({"text": "我" * (MAX_CHARACTERS + 1)}).encode(), 422,
+     f"the sentence has {MAX_CHARACTERS + 1} characters, more than the limit of {MAX_CHARACTERS}; "
+     "split it into shorter sentences"),
+    (b" " * (MAX_BODY_BYTES + 1), 413,
+     "the request is larger than 16 KiB; send one sentence of at most "
+     f"{MAX_CHARACTERS} characters"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("body", "status", "message"), BAD_REQUESTS)
+def test_a_bad_request_is_one_line_with_its_status(body: bytes, status: int, message: str) -> None:
+    with pytest.raises(Exception) as caught:
+        parse_query(body)
+    assert (caught.value.status, caught.value.message) == (status, message)
+
+
+def test_a_good_request_is_stripped_and_keeps_its_beam() -> None:
+    body = json.dumps({"text": "\ufeff 我 爱 中国 ", "beam_size": 5}).encode()
+    assert parse_query(body) == Query("我 爱 中国", 5)
+
+
+def test_the_server_refuses_each_bad_request_and_keeps_serving(server: Server) -> None:
+    url = server.url + "api/translate"
+    for body, status, message in BAD_REQUESTS:
+        assert post(url, body) == (status, {"error": message})
+    first = json.loads(get(server.url + "api/runs")[1])["runs"][0]["name"]
+    too_long = " ".join(["我"] * 25)  # the toy corpus' longest source has 12 tokens: limit 24
+    status, answer = translate(server.url, too_long)
+    assert status == 422 and answer["error"].startswith(
+        f"{first}: input of 25 tokens is longer than this model's limit of 24; split it"
+    )
+    assert translate(server.url, "火星 人") == (422, {"error": (
+        f"none of these words is in the vocabulary of {first}; "
+        "pick a test sentence from the list, or use its words"
+    )})  # fmt: skip
+    assert translate(server.url, "我 爱 中国")[0] == 200
+
+
+def test_a_body_announced_too_large_is_refused_before_it_is_read(server: Server) -> None:
+    parts = urlsplit(server.url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    connection.putrequest("POST", "/api/translate")
+    connection.putheader("Content-Length", str(50 * 1024 * 1024))  # 50 MB, never sent
+    connection.endheaders()
+    response = connection.getresponse()
+    assert response.status == 413 and "larger than 16 KiB" in json.loads(response.read())["error"]
+    connection.close()
+
+
+def test_a_chunked_body_is_cut_off_at_the_limit(server: Server) -> None:
+    parts = urlsplit(server.url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    chunks = (b"x" * 4096 for _ in range(64))  # 256 KiB, no Content-Length
+    connection.request("POST", "/api/translate", body=chunks, encode_chunked=True)
+    response = connection.getresponse()
+    assert response.status == 413
+    connection.close()
+    assert translate(server.url, "我 爱 中国")[0] == 200
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def test_the_answer_is_the_models_translation_with_every_row_summing_to_one(
+    server: Server, tiny_run
+) -> None:
+    status, answer = translate(server.url, "我爱中国")  # unsegmented: split like translate.py
+    assert status == 200 and answer["text"] == "我爱中国"
+    none, additive = answer["runs"]
+    assert none["views"] == [] and none["source"] == ["我", "爱", "中国", "<eos>"]
+    run = TrainedRun.load(tiny_run("additive"))
+    (expected,) = run.translate(["我 爱 中国"])
+    assert additive["text"] == expected.text and additive["output"] == expected.output
+    (view,) = additive["views"]
+    assert view["reading"] == "output" and view["rows"] == [*expected.output, "<eos>"]
+    (attention,) = view["maps"]
+    weights = np.array(attention["weights"])
+    assert weights.shape == (len(expected.output) + 1, 4)
+    np.testing.assert_allclose(weights.sum(1), 1.0, atol=1e-4)
+    np.testing.assert_allclose(weights, expected.weights[0], atol=1e-5)
+
+
+def test_a_test_sentence_brings_its_gold_links_and_aer(server: Server, tiny_run) -> None:
+    status, listing, _ = get(server.url + "api/runs")
+    info = json.loads(listing)
+    assert status == 200 and [r["attention"] for r in info["runs"]] == ["none", "additive"]
+    assert info["runs"][1]["heads"] == 1 and len(info["examples"]) == 40
+    lengths = [e["length"] for e in info["examples"]]
+    assert lengths == sorted(lengths) and lengths[0] == 2 and lengths[-1] == 12
+    example = info["examples"][-1]
+    _, answer = translate(server.url, example["text"])
+    additive = answer["runs"][1]
+    explorer = RunExplorer.load("x", tiny_run("additive"))
+    gold = explorer.example(example["text"].split())
+    assert gold is not None and additive["reference"] == list(gold.reference)
+    scored = additive["views"][-1]  # on the output if it is the reference, else teacher-forced
+    assert scored["sure"] == [list(link) for link in gold.sure]
+    weights = np.array(scored["maps"][0]["weights"])
+    links = hard_alignment(weights, len(gold.source), len(gold.reference))
+    assert scored["aer"] == round(alignment_error_rate([links], [gold.sure], [gold.possible]), 4)
+    if additive["output"] != list(gold.reference):
+        assert [v["reading"] for v in additive["views"]] == ["output", "reference"]
+        assert scored["rows"] == [*gold.reference, "<eos>"]
+
+
+def test_twenty_requests_at_once_are_all_answered_correctly(server: Server) -> None:
+    sentences = ["我 爱 中国", "你 吃 苹果", "他 爱 北京 猫 狗"] * 7
+    alone = {text: translate(server.url, text)[1]["runs"] for text in set(sentences)}
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        answers = list(pool.map(lambda text: translate(server.url, text), sentences[:20]))
+
+    def without_timing(runs: list[dict]) -> list[dict]:
+        return [{k: v for k, v in run.items() if k != "milliseconds"} for run in runs]
+
+    for text, (status, answer) in zip(sentences, answers, strict=False):
+        assert status == 200 and without_timing(answer["runs"]) == without_timing(alone[text])
+
+
+def test_the_page_and_its_files_come_from_the_server_itself(server: Server) -> None:
+    status, page, headers = get(server.url)
+    assert status == 200 and b'src="/explorer.js"' in page
+    assert headers["Content-Security-Policy"].startswith("default-src 'self'")
+    for name, kind in (("explorer.js", "text/javascript"), ("explorer.css", "text/css"),
+                       ("cjk.otf", "font/otf")):  # fmt: skip
+        status, body, headers = get(server.url + name)
+        assert status == 200 and headers["Content-Type"].startswith(kind) and body
+    for text in (page, get(server.url + "explorer.js")[1], get(server.url + "explorer.css")[1]):
+        assert b"http://" not in text and b"https://" not in text  # nothing from elsewhere
+
+
+def test_no_request_names_a_file(server: Server) -> None:
+    for path in ("docs", "openapi.json", "../metrics.json", "static/index.html", "checkpoints"):
+        with pytest.raises(Exception, match="404"):
+            get(server.url + path)
+
+
+def test_examples_spread_over_the_lengths(toy_corpus: Path) -> None:
+    from seq2seq.data.corpus import read_tsv
+
+    pairs = read_tsv(toy_corpus / "test.tsv")
+    examples = pick_examples(pairs, char_level=False, count=5)
+    assert [len(e.source) for e in examples] == sorted(len(e.source) for e in examples)
+    assert len(examples[0].source) == min(len(p.src) for p in pairs)
+    assert len(examples[-1].source) == max(len(p.src) for p in pairs)
+    assert examples[0].text == " ".join(examples[0].source)
+
+
+# --------------------------------------------------------------------------- starting, stopping
+
+
+def test_ctrl_c_stops_the_server_in_one_line_with_130(tiny_run) -> None:
+    running = start_server(tiny_run("additive"))
+    assert translate(running.url, "我 爱 中国")[0] == 200
+    code, stderr = running.stop()
+    assert (code, stderr.strip()) == (130, "interrupted")
+
+
+def test_a_wider_bind_needs_host_and_is_warned_about(monkeypatch, capsys) -> None:
+    import uvicorn
+
+    from seq2seq.explorer import server
+
+    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.0.2.1")
+    served = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets: served.extend(sockets))
+    server.serve(None, "0.0.0.0", 0, "a run")  # type: ignore[arg-type]
+    (sock,) = served
+    sock.close()
+    out, err = capsys.readouterr()
+    assert err == (
+        "warning: --host 0.0.0.0 lets other machines reach this page; "
+        "the default 127.0.0.1 keeps it on this one\n"
+    )
+    assert out.startswith("serving a run at http://0.0.0.0:")
+    server.serve(None, "127.0.0.1", 0, "a run")  # type: ignore[arg-type]
+    served.pop().close()
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (("{tmp}/no_such_run",), "run folder {tmp}/no_such_run does not exist"),
+        (("{tmp}",), "has no checkpoints/best.pt; is it a finished run folder"),
+        (("{unfinished}",), "is not a finished run: it has no metrics.json"),
+        (("{run}", "{run}", "{run}"), "3 run folders given; the page shows one or two"),
+        (("{run}", "--port", "70000"), "--port 70000 is not a port number; use 0 to 65535"),
+        (("{run}", "--port", "{busy}"), "cannot listen on 127.0.0.1:{busy}: Address already"),
+        (("{run}", "--host", "no.such.invalid"), "--host no.such.invalid is not an address"),
+    ],
+)
+def test_a_bad_start_is_one_line_before_anything_listens(
+    arguments: tuple[str, ...], message: str, tiny_run, tmp_path: Path
+) -> None:
+    import shutil
+
+    run = tiny_run("additive")
+    unfinished = tmp_path / "unfinished"
+    shutil.copytree(run, unfinished)
+    (unfinished / "metrics.json").unlink()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        names = {"tmp": tmp_path, "run": run, "unfinished": unfinished,
+                 "busy": busy.getsockname()[1]}  # fmt: skip
+        result = run_script("serve.py", *(a.format(**names) for a in arguments))
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert message.format(**names) in lines[0]
+    assert "serving" not in result.stdout
