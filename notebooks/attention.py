@@ -705,6 +705,83 @@ print(" ".join(yours.source), "→", yours.text)
 display(plot_attention(yours.weights, yours.source, yours.output, title="your sentence"))
 
 # %% [markdown]
+# ## 9 下一篇：自注意力 · Next: self-attention
+#
+# The article ends by announcing its sequel: self-attention, a complete multi-head module and a
+# Transformer encoder layer built step by step. Here is its outline, on the package's own
+# modules (`seq2seq.model.transformer` builds the whole Transformer from them:
+# `python scripts/train.py model=transformer`, measured in `docs/transformer.md`).
+#
+# **Q, K and V from one sequence.** In the decoder's attention above, the query came from the
+# decoder and the keys from the encoder. In self-attention all three come from the same
+# sequence: every word asks every word (itself included) how relevant it is. The module is the
+# same `MultiHeadAttention`; only what is passed in changes.
+
+# %%
+torch.manual_seed(0)
+words = ["我", "爱", "中国"]
+x = torch.randn(1, len(words), 8)  # three positions of size 8 (embeddings, say)
+real = torch.ones(1, len(words), dtype=torch.bool)
+self_attention = MultiHeadAttention(8, 8, num_heads=2)
+own_memory = self_attention.prepare(x, real)  # K and V: projections of x itself
+context, self_weights = self_attention.attend(x, own_memory)  # Q: also x
+print("weights", tuple(self_weights.shape), "= (batch, heads, queries, keys)")
+assert self_weights.shape == (1, 2, 3, 3) and context.shape == x.shape
+torch.testing.assert_close(self_weights.sum(-1), torch.ones(1, 2, 3))
+
+# head 1 by hand: softmax(Q Kᵀ / √d) with d = 8 / 2 = 4, Q and K the first 4 columns
+head_size = 4
+queries = self_attention.query_layer(x)[..., :head_size]
+keys = self_attention.key_layer(x)[..., :head_size]
+by_hand = torch.softmax(queries @ keys.transpose(1, 2) / math.sqrt(head_size), dim=-1)
+torch.testing.assert_close(self_weights[:, 0], by_hand)
+print("head 1 (rows: the asking word, columns: the word asked):")
+for word, row in zip(words, self_weights[0, 0].tolist(), strict=True):
+    print(f"  {word:<3}", " ".join(f"{w:.2f}" for w in row))
+
+# %% [markdown]
+# **The causal mask.** A decoder that writes English word by word must not look at words it
+# has not written yet. The same masked softmax does it: the mask becomes a matrix, query `j`
+# sees keys `≤ j`, and everything above the diagonal gets exactly 0.
+
+# %%
+from seq2seq.model.transformer import EncoderLayer, causal_mask, sinusoidal_positions
+
+allowed = causal_mask(len(words)).unsqueeze(0)  # (1, queries, keys)
+print(allowed[0].int())
+_, causal_weights = self_attention.attend(x, self_attention.prepare(x, allowed))
+print("head 1 with the causal mask:")
+for word, row in zip(words, causal_weights[0, 0].tolist(), strict=True):
+    print(f"  {word:<3}", " ".join(f"{w:.2f}" for w in row))
+assert (causal_weights[0][:, ~allowed[0]] == 0).all()  # the future: exactly zero
+torch.testing.assert_close(causal_weights.sum(-1), torch.ones(1, 2, 3))
+
+# %% [markdown]
+# **One encoder layer, step by step.** Self-attention has no notion of order, so positions are
+# added to the embeddings (sinusoids of different frequencies). Then a layer is two blocks,
+# each normalised first and added back to its input (a residual connection): self-attention,
+# then a small feed-forward network applied to every position on its own. Computed by hand
+# below and checked against the package's `EncoderLayer`:
+
+# %%
+layer = EncoderLayer(8, 2, 16, dropout=0.0).eval()
+h = x + sinusoidal_positions(len(words), 8)  # 1. add the positions
+normed = layer.attention_norm(h)  # 2. layer norm
+attended, _ = layer.self_attention.attend(normed, layer.self_attention.prepare(normed, real))
+h = h + attended  # 3. self-attention, added back
+h = h + layer.feed_forward(layer.feed_forward_norm(h))  # 4. feed-forward, added back
+output, _ = layer(x + sinusoidal_positions(len(words), 8), real)
+torch.testing.assert_close(output, h)
+print("the layer's output equals the four steps:", tuple(output.shape))
+
+# %% [markdown]
+# The article's last table says why the Transformer replaced the RNN: any word is one step
+# away instead of n, and every position is computed at once instead of one after another.
+# A Transformer's encoder runs all positions in one matrix product, where a GRU steps
+# through the sentence. `docs/transformer.md` measures what that buys at these sizes on a CPU,
+# and puts the Transformer in the same table as the four attentions.
+
+# %% [markdown]
 # Where to go next:
 #
 # * **The scripts**: `python scripts/train.py` trains the default model (`attention=dot`,

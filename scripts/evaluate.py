@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
     args = parser.parse_args(argv)
 
-    from seq2seq.evaluation.report import evaluate_run, format_metrics
+    from seq2seq.evaluation.report import evaluate_run, format_layers, format_metrics
     from seq2seq.evaluation.summary import METRICS_FILE, record_evaluation
     from seq2seq.runtime import resolve_device
 
@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     title = f"{args.run_dir} — {args.split}, {args.checkpoint} (step {evaluation.step})"
     print(format_metrics(evaluation.scores, title=title), flush=True)
+    for line in format_layers(evaluation.layers):
+        print(line, flush=True)
     metrics = args.run_dir / METRICS_FILE
     try:
         record_evaluation(metrics, evaluation)

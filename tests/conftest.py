@@ -11,7 +11,7 @@ import pytest
 
 from seq2seq.training.distributed import TIMEOUT_ENV
 from tests.helpers.processes import MARK, end_marked
-from tests.helpers.runs import TINY_OVERRIDES, run_script, write_toy_corpus
+from tests.helpers.runs import TINY_OVERRIDES, TINY_TRANSFORMER, run_script, write_toy_corpus
 
 
 @pytest.fixture(autouse=True)
@@ -32,18 +32,21 @@ def toy_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory: pytest.TempPathFactory, toy_corpus: Path) -> Callable[..., Path]:
-    """``tiny_run("additive")`` -> a finished run folder (cached per attention and seed)."""
+    """``tiny_run("additive")`` -> a finished run folder (cached per attention and seed);
+    ``tiny_run("transformer")`` a tiny Transformer's (:data:`TINY_TRANSFORMER`)."""
     cache: dict[tuple[str, int], Path] = {}
 
     def make(attention: str = "additive", seed: int = 0) -> Path:
         key = (attention, seed)
         if key not in cache:
             run_dir = tmp_path_factory.mktemp(f"run_{attention}_{seed}")
+            transformer = attention == "transformer"
+            network = TINY_TRANSFORMER if transformer else (f"attention={attention}",)
             result = run_script(
                 "train.py",
                 *TINY_OVERRIDES,
                 f"data.dir={toy_corpus}",
-                f"attention={attention}",
+                *network,
                 f"seed={seed}",
                 f"hydra.run.dir={run_dir}",
             )

@@ -130,7 +130,7 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
     assert set(bench) == BENCH_FIELDS
 
     other = ["additive/luong", "dot/luong", "multihead/luong"]  # the default is bahdanau
-    assert set(bench["training"]) == {*ATTENTION_TYPES, *other}
+    assert set(bench["training"]) == {*ATTENTION_TYPES, *other, "transformer"}
     for entry in [*bench["training"].values(), bench["reference"]]:
         for key in ("tokens_per_s", "tokens", "batches", "seconds", "achieved_gflops"):
             assert _positive(entry[key]), (key, entry)

@@ -128,3 +128,27 @@ def test_weights_that_do_not_fit_the_spec_name_the_tensor_and_both_shapes():
     message = str(caught.value)
     assert re.search(r"[\w.]+ is \d+(×\d+)* in the checkpoint but \d+(×\d+)* in", message)
     assert "more" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("stored_kind", ["rnn", "transformer"])
+def test_weights_of_one_network_kind_under_the_other_say_so(stored_kind: str):
+    from seq2seq.model.spec import ModelSpec
+    from seq2seq.model.transformer import Transformer
+
+    stored = small_checkpoint()
+    if stored_kind == "transformer":
+        spec = ModelSpec(
+            20, 25, kind="transformer", attention="multihead", num_heads=2, hidden_size=16,
+            ff_size=32, encoder_layers=1, decoder_layers=1,
+        )  # fmt: skip
+        stored.model = Transformer(spec).state_dict()  # the spec still says rnn
+        other = "rnn"
+    else:
+        stored.model_spec = {**stored.model_spec, "kind": "transformer"}
+        other = "transformer"
+    with pytest.raises(UserError) as caught:
+        model_from_checkpoint(stored)
+    assert str(caught.value) == (
+        f"checkpoint is inconsistent: its weights are a model.kind={stored_kind} network's but "
+        f"its model_spec says model.kind={other}; use another checkpoint or retrain"
+    )

@@ -123,7 +123,8 @@ def test_cli_broken_metrics_names_the_file(tmp_path: Path) -> None:
 
 
 def test_compare_preset_sweeps_every_variant_and_seed() -> None:
-    """``+experiment=compare`` composes and expands to the 4 × 3 runs, all valid configs."""
+    """``+experiment=compare`` composes and expands to the 5 × 3 runs, all valid configs: the
+    four attentions of the GRU and the Transformer."""
     from hydra import compose, initialize_config_dir
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -134,14 +135,16 @@ def test_compare_preset_sweeps_every_variant_and_seed() -> None:
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose("config", ["+experiment=compare"], return_hydra_config=True)
         params = dict(cfg.hydra.sweeper.params)
-        assert params == {"attention": "multihead,additive,dot,none", "seed": "0,1,2"}
+        assert params == {"+variant": "transformer,multihead,additive,dot,none", "seed": "0,1,2"}
         overrides = OverridesParser.create().parse_overrides(
             [f"{k}={v}" for k, v in params.items()]
         )
         (jobs,) = BasicSweeper.split_arguments(overrides, None)
-        assert len(jobs) == 12
+        assert len(jobs) == 15
         seen = set()
         for job in jobs:
             job_cfg = to_config(compose("config", ["+experiment=compare", *job]))
-            seen.add((job_cfg.attention.type, job_cfg.seed))
-    assert seen == {(a, s) for a in ("none", "additive", "dot", "multihead") for s in (0, 1, 2)}
+            seen.add((job_cfg.model.kind, job_cfg.attention.type, job_cfg.seed))
+    rows = [("rnn", a) for a in ("none", "additive", "dot", "multihead")]
+    rows.append(("transformer", "multihead"))
+    assert seen == {(*row, s) for row in rows for s in (0, 1, 2)}

@@ -21,7 +21,14 @@ from seq2seq.training.distributed import shard
 from seq2seq.training.ranks import Launch
 from tests.helpers.bad_input import PROCESS_TIMEOUT, run_processes
 from tests.helpers.processes import rank_pid
-from tests.helpers.runs import REPO, TINY_OVERRIDES, loss_curve, run_script, script_env
+from tests.helpers.runs import (
+    REPO,
+    TINY_OVERRIDES,
+    TINY_TRANSFORMER,
+    loss_curve,
+    run_script,
+    script_env,
+)
 
 EXACT = ["model.dropout=0", "train.num_threads=1", "data.samples=[]"]
 
@@ -75,13 +82,20 @@ def curve(run_dir: Path, tag: str) -> list[tuple[int, float]]:
     return [(event.step, event.value) for event in events.Scalars(tag)]
 
 
-@pytest.mark.parametrize("guided", [False, True], ids=["plain", "guided"])
+@pytest.mark.parametrize(
+    ("guided", "network"),
+    [(False, ()), (True, ()), (True, TINY_TRANSFORMER)],
+    ids=["plain", "guided", "guided-transformer"],
+)
 def test_two_processes_follow_one_process_loss_in_one_run_folder(
-    toy_corpus, tmp_path, guided: bool
+    toy_corpus, tmp_path, guided: bool, network: tuple[str, ...]
 ) -> None:
-    """The one update under DDP: the same losses as one process (guided alignment too)."""
+    """The one update under DDP: the same losses as one process (guided alignment too; the
+    Transformer too)."""
     guidance = ["train.alignment_weight=1.0"] if guided else []
-    args = tiny("train.max_steps=10", "train.eval_every=10", *guidance, toy_corpus=toy_corpus)
+    args = tiny(
+        "train.max_steps=10", "train.eval_every=10", *guidance, *network, toy_corpus=toy_corpus
+    )
     single = run_script("train.py", *args, f"hydra.run.dir={tmp_path / 'single'}")
     assert single.returncode == 0, single.stderr[-3000:]
     result = torchrun(*args, cwd=tmp_path)  # Hydra's timestamped default folder

@@ -19,11 +19,11 @@ from seq2seq.evaluation.inference import TrainedRun
 from seq2seq.evaluation.metrics import alignment_error_rate, hard_alignment
 from seq2seq.explorer.explain import RunExplorer, pick_examples
 from seq2seq.explorer.inputs import MAX_BEAM, MAX_BODY_BYTES, MAX_CHARACTERS, Query, parse_query
-from seq2seq.explorer.server import is_loopback
 from tests.helpers.explorer import Server, get, post, start_server, translate
 from tests.helpers.runs import run_script
 
 pytest.importorskip("fastapi", reason='the explorer needs pip install -e ".[demo]"')
+from seq2seq.explorer.server import is_loopback  # needs the [demo] extra: after the skip
 
 
 @pytest.fixture(scope="module")
@@ -270,3 +270,21 @@ def test_a_bad_start_is_one_line_before_anything_listens(
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
     assert message.format(**names) in lines[0]
     assert "serving" not in result.stdout
+
+
+def test_a_transformer_shows_every_layer_and_head(tiny_run) -> None:
+    explorer = RunExplorer.load("t", tiny_run("transformer"))
+    example = explorer.examples[-1]
+    answer = explorer.explain(example.text)
+    (expected,) = explorer.run.translate([example.text])
+    assert answer.text == expected.text
+    output = answer.views[0]
+    assert [m.title for m in output.maps] == [
+        f"layer {layer} · head {head}" for layer in (1, 2) for head in (1, 2)
+    ]
+    assert [m.layer for m in output.maps] == [0, 0, 1, 1]
+    last = np.array([m.weights for m in output.maps[2:]])  # the reported layer: the last
+    np.testing.assert_allclose(last, expected.weights, atol=1e-5)
+    np.testing.assert_allclose(last.sum(-1), 1.0, atol=1e-4)
+    scored = answer.views[-1]
+    assert scored.aer is not None and len(scored.head_aer) == 4

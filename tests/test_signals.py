@@ -10,6 +10,7 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 import torch
 
 from seq2seq.model.checkpoint import load_checkpoint
@@ -20,7 +21,7 @@ from tests.helpers.bad_input import (
     start_training,
     wait_for,
 )
-from tests.helpers.runs import loss_curve
+from tests.helpers.runs import TINY_TRANSFORMER, loss_curve
 
 TEMP_NAME = re.compile(r"\.(last|best)\.pt\.tmp\d+")
 
@@ -80,8 +81,12 @@ def test_sigkill_at_random_moments_never_breaks_last_pt_then_sigterm_stops_clean
     assert not saving_now(last.parent, process.pid)  # a clean stop leaves no temp file
 
 
-def test_sigint_saves_and_resume_repeats_the_uninterrupted_run_exactly(tmp_path, toy_corpus):
+@pytest.mark.parametrize("network", [(), TINY_TRANSFORMER], ids=["gru", "transformer"])
+def test_sigint_saves_and_resume_repeats_the_uninterrupted_run_exactly(
+    tmp_path, toy_corpus, network: tuple[str, ...]
+):
     args = overrides(
+        *network,
         f"data.dir={toy_corpus}",
         "data.samples=[]",
         "train.max_steps=100",

@@ -30,7 +30,13 @@ from seq2seq.config.help import options_help
 from seq2seq.data.synthetic.generator import CorpusSpec
 from seq2seq.errors import UserError
 from seq2seq.machine import DEVICE_NAMES, DEVICE_PATTERN, usable_cores
-from seq2seq.model.names import AttentionType, DecoderArrangement, InitScheme, TanhForm
+from seq2seq.model.names import (
+    AttentionType,
+    DecoderArrangement,
+    InitScheme,
+    ModelKind,
+    TanhForm,
+)
 
 #: The synthetic corpus' default folder, keyed by its generator settings (relative interpolation
 #: within ``data``; checkpoints store it resolved).
@@ -174,9 +180,27 @@ class DataConfig:
 
 @dataclass
 class ModelConfig:
-    embed_size: int = _f(64, "Embedding size of both languages.")
-    hidden_size: int = _f(128, "GRU size (per direction in the encoder; the decoder's state).")
-    encoder_layers: int = _f(1, "Stacked encoder GRU layers.")
+    kind: ModelKind = _f(
+        ModelKind.rnn,
+        "The network: rnn (the GRU encoder-decoder with attention.type) or transformer "
+        "(self-attention encoder and decoder from the package's multi-head attention; "
+        "model=transformer sets it with its sizes).",
+    )
+    embed_size: int = _f(64, "Embedding size of both languages (rnn).")
+    hidden_size: int = _f(
+        128, "GRU size (per direction in the encoder; the decoder's state); transformer: D."
+    )
+    encoder_layers: int = _f(1, "Stacked encoder GRU layers; transformer: encoder layers.")
+    decoder_layers: int = _f(2, "Transformer decoder layers.")
+    ff_size: int = _f(512, "Transformer feed-forward inner size.")
+    max_positions: int = _f(
+        256, "Transformer position table: the longest sentence (tokens + <eos>) it can read."
+    )
+    alignment_layer: int = _f(
+        -1,
+        "Transformer decoder layer (0-based; -1 = last) whose cross-attention is reported: "
+        "heatmaps, AER, guided alignment.",
+    )
     bidirectional: bool = _f(True, "Bidirectional encoder.")
     dropout: float = _f(0.1, "Dropout on embeddings and the output layer.")
     init: InitScheme = _f(
@@ -199,8 +223,15 @@ class ModelConfig:
     )
 
     def __post_init__(self) -> None:
-        for name in ("embed_size", "hidden_size", "encoder_layers"):
+        for name in ("embed_size", "hidden_size", "encoder_layers", "decoder_layers", "ff_size"):
             _at_least(f"model.{name}", getattr(self, name), 1, "must be positive")
+        _at_least("model.max_positions", self.max_positions, 2, "must be at least 2")
+        _check(
+            -self.decoder_layers <= self.alignment_layer < self.decoder_layers,
+            f"model.alignment_layer={self.alignment_layer} is not a layer of the "
+            f"{self.decoder_layers} decoder layers; use 0 to {self.decoder_layers - 1}, or -1 "
+            "for the last",
+        )
         _check(0.0 <= self.dropout < 1.0, f"model.dropout must be in [0, 1), got {self.dropout}")
 
     @property
@@ -372,11 +403,41 @@ class Config:
             DEVICE_PATTERN.fullmatch(self.device) is not None,
             f"device={self.device} is unknown; use {DEVICE_NAMES}",
         )
+        if self.model.kind == ModelKind.transformer:
+            self._check_transformer()
+            return
         heads, key_size = self.attention.num_heads, self.model.key_size
         _check(
             self.attention.type != AttentionType.multihead or key_size % heads == 0,
             f"attention.num_heads={heads} must divide the encoder output size {key_size} "
             f"(model.hidden_size × directions)",
+        )
+
+    def _check_transformer(self) -> None:
+        """What does not apply to the Transformer, refused in one line naming what fits."""
+        model, attention = self.model, self.attention
+        _check(
+            attention.type in (AttentionType.multihead, AttentionType.dot),
+            f"attention={attention.type} does not apply to model=transformer, whose attention is "
+            "the package's multi-head scaled dot-product attention: use attention=multihead "
+            "(attention.num_heads=N) or attention=dot (one head)",
+        )
+        heads = attention.num_heads if attention.type == AttentionType.multihead else 1
+        _check(
+            model.hidden_size % heads == 0,
+            f"attention.num_heads={heads} must divide the Transformer's model.hidden_size="
+            f"{model.hidden_size}; choose a divisor (e.g. "
+            f"{_divisor_near(model.hidden_size, heads)})",
+        )
+        _check(
+            model.decoder == DecoderArrangement.bahdanau,
+            f"model.decoder={model.decoder} is an RNN decoder arrangement; the Transformer has "
+            "its own decoder layers (model.decoder_layers): drop model.decoder",
+        )
+        _check(
+            self.train.teacher_forcing == 1.0,
+            f"train.teacher_forcing={self.train.teacher_forcing}: the Transformer trains with "
+            "full teacher forcing (all positions at once); drop train.teacher_forcing",
         )
 
 
@@ -398,6 +459,11 @@ def register_configs() -> None:
     OmegaConf.register_new_resolver(
         "seq2seq_repo", lambda relative: str(repository / relative), replace=True
     )
+
+
+def _divisor_near(size: int, heads: int) -> int:
+    """The divisor of ``size`` closest to ``heads`` (the smaller one on a tie)."""
+    return min((d for d in range(1, size + 1) if size % d == 0), key=lambda d: (abs(d - heads), d))
 
 
 def _check(ok: bool, message: str) -> None:

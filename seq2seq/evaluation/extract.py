@@ -7,13 +7,19 @@ import torch
 
 from seq2seq.data.batching import Batch
 from seq2seq.errors import UserError
-from seq2seq.model import Seq2Seq
+from seq2seq.model.networks import Network
 from seq2seq.model.search import greedy_decode
+from seq2seq.model.transformer import Transformer
 
 
 @torch.no_grad()
 def extract_attention_weights(
-    model: Seq2Seq, batch: Batch, *, reference: bool = True, trim: bool = False
+    model: Network,
+    batch: Batch,
+    *,
+    reference: bool = True,
+    trim: bool = False,
+    layer: int | None = None,
 ) -> np.ndarray | list[np.ndarray]:
     """Attention weights of ``model`` on ``batch`` (eval mode, no gradients).
 
@@ -22,6 +28,8 @@ def extract_attention_weights(
     reference=False: the model's own greedy output; rows are the emitted tokens.
     Returns (B, heads, T_t, T_s) float32, zeros at padding; with ``trim=True`` a list of
     (heads, t_b, s_b) arrays cut to each sentence's real tokens (``<eos>`` included).
+    ``layer`` (a Transformer, teacher forcing): that decoder layer's cross-attention instead
+    of the reported one (``model.alignment_layer``; negative counts from the last).
     Raises :class:`UserError` for a model without attention.
     """
     if not model.attention.has_weights:
@@ -33,7 +41,17 @@ def extract_attention_weights(
     try:
         device = next(model.parameters()).device
         batch = batch.to(device)
-        if reference:
+        if layer is not None:
+            if not isinstance(model, Transformer) or not reference:
+                raise UserError(
+                    "layer= picks a Transformer decoder layer's cross-attention under teacher "
+                    "forcing (reference=True); this model has one attention"
+                )
+            every = model.cross_attention(
+                batch.src, batch.src_lengths, batch.src_mask, batch.tgt_in
+            )
+            weights, tgt_lengths = every[:, layer], batch.tgt_mask.sum(1)
+        elif reference:
             _, weights = model(
                 batch.src, batch.src_lengths, batch.src_mask, batch.tgt_in, keep_weights=True
             )

@@ -17,8 +17,8 @@ from seq2seq.data.detokenize import join_english
 from seq2seq.data.loading import check_same_file, load_splits, segment_sources, segment_targets
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
-from seq2seq.model import Seq2Seq
 from seq2seq.model.checkpoint import load_checkpoint, model_from_checkpoint
+from seq2seq.model.networks import Network
 from seq2seq.model.search import decode
 
 
@@ -43,7 +43,7 @@ class TrainedRun:
     """A run folder's model, vocabularies and config."""
 
     run_dir: Path
-    model: Seq2Seq
+    model: Network
     src_vocab: Vocab
     tgt_vocab: Vocab
     config: dict[str, Any]
@@ -97,8 +97,11 @@ class TrainedRun:
 
     @property
     def input_limit(self) -> int:
-        """Longest accepted input: twice the longest training source."""
-        return 2 * self.max_src_len
+        """Longest accepted input: twice the longest training source (and no longer than a
+        Transformer's position table)."""
+        limit = 2 * self.max_src_len
+        table = self.model.max_source_length
+        return limit if table is None else min(limit, table)
 
     def tokenize(self, text: str) -> list[str]:
         """Tokenize like the run's corpus; in a word-level run, unsegmented Chinese is split

@@ -11,7 +11,7 @@ from seq2seq.errors import UserError
 from seq2seq.evaluation.alignment_report import format_report
 from seq2seq.evaluation.inference import TrainedRun
 from seq2seq.evaluation.scores import Scores
-from seq2seq.evaluation.scoring import evaluate
+from seq2seq.evaluation.scoring import evaluate, layer_alignment
 from seq2seq.evaluation.summary import Evaluation
 from seq2seq.files import file_sha256
 from seq2seq.runtime import resolve_device
@@ -54,6 +54,11 @@ def evaluate_run(
         select_head_on=("valid", valid) if split != "valid" else None,
         progress=progress,
     )
+    has_gold = any(pair.alignment is not None for pair in dataset.pairs)
+    layers = []
+    if run.model.decoder_layer_count and has_gold:
+        device_of = next(run.model.parameters()).device
+        layers = layer_alignment(run.model, dataset, batch_size=batch_size, device=device_of)
     source = Path(data.path) if data.path else Path(data.dir or "") / f"{split}.tsv"
     return Evaluation(
         checkpoint=checkpoint,
@@ -63,7 +68,19 @@ def evaluate_run(
         corpus=str(data.path or data.dir),
         corpus_sha256=file_sha256(source) if source.is_file() else None,
         scores=scores,
+        layers=layers,
     )
+
+
+def format_layers(layers: list[dict[str, Any]]) -> list[str]:
+    """A Transformer's AER per decoder layer: heads averaged, then each head."""
+    if not layers:
+        return []
+    lines = ["  AER per decoder layer (heads averaged; each head):"]
+    for number, scores in enumerate(layers, start=1):
+        heads = ", ".join(f"{aer:.3f}" for aer in scores["aer_per_head"])
+        lines.append(f"    layer {number:<3}{scores['aer']:>8.3f}   ({heads})")
+    return lines
 
 
 def format_metrics(scores: Scores, title: str = "") -> str:

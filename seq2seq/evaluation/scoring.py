@@ -21,7 +21,7 @@ from seq2seq.data.vocab import Vocab
 from seq2seq.evaluation import alignment_report, metrics
 from seq2seq.evaluation.extract import extract_attention_weights
 from seq2seq.evaluation.scores import AlignmentScores, Scores
-from seq2seq.model import Seq2Seq
+from seq2seq.model.networks import Network
 from seq2seq.model.search import decode
 
 
@@ -53,7 +53,7 @@ def sequence_loss(
 
 @torch.no_grad()
 def validation_loss_sum(
-    model: Seq2Seq, dataset: ParallelDataset, batch_size: int, device: torch.device
+    model: Network, dataset: ParallelDataset, batch_size: int, device: torch.device
 ) -> tuple[float, int]:
     """Teacher-forced cross-entropy summed over the target tokens, and their number."""
     model.eval()
@@ -67,7 +67,7 @@ def validation_loss_sum(
 
 @torch.no_grad()
 def translate_dataset(
-    model: Seq2Seq,
+    model: Network,
     dataset: ParallelDataset,
     tgt_vocab: Vocab,
     *,
@@ -122,12 +122,18 @@ class GoldAttention:
 
 
 def gold_attention(
-    model: Seq2Seq, dataset: ParallelDataset, *, batch_size: int, device: torch.device
+    model: Network,
+    dataset: ParallelDataset,
+    *,
+    batch_size: int,
+    device: torch.device,
+    layer: int | None = None,
 ) -> GoldAttention:
-    """Run teacher-forced attention over ``dataset`` once and keep it with the gold links."""
+    """Run teacher-forced attention over ``dataset`` once and keep it with the gold links
+    (``layer``: that Transformer decoder layer's cross-attention, else the reported one)."""
     collected = GoldAttention()
     for batch in eval_batches(dataset, batch_size, device):
-        trimmed = extract_attention_weights(model, batch, reference=True, trim=True)
+        trimmed = extract_attention_weights(model, batch, reference=True, trim=True, layer=layer)
         for index, array in zip(batch.indices.tolist(), trimmed, strict=True):
             pair = dataset.pairs[index]
             collected.weights.append(array)
@@ -139,7 +145,7 @@ def gold_attention(
 
 
 def attention_scores(
-    model: Seq2Seq,
+    model: Network,
     dataset: ParallelDataset,
     *,
     batch_size: int,
@@ -150,6 +156,19 @@ def attention_scores(
     teacher-forced attention; see :func:`metrics.alignment_scores` (``head``: the head to
     report as best, chosen on another split)."""
     return gold_attention(model, dataset, batch_size=batch_size, device=device).scores(head)
+
+
+def layer_alignment(
+    model: Network, dataset: ParallelDataset, *, batch_size: int, device: torch.device
+) -> list[dict[str, float | int | list[float]]]:
+    """A Transformer's AER layer by layer: for each decoder layer's cross-attention, the
+    scores of :func:`attention_scores` (heads averaged, and ``aer_per_head``); empty for a
+    model with one attention."""
+    layers = model.decoder_layer_count or 0
+    return [
+        gold_attention(model, dataset, batch_size=batch_size, device=device, layer=k).scores()
+        for k in range(layers)
+    ]
 
 
 @dataclass(frozen=True)
@@ -206,7 +225,7 @@ class QuickPart:
 
 
 def quick_part(
-    model: Seq2Seq,
+    model: Network,
     dataset: ParallelDataset,
     tgt_vocab: Vocab,
     *,
@@ -245,7 +264,7 @@ def quick_scores(
 
 
 def evaluate(
-    model: Seq2Seq,
+    model: Network,
     dataset: ParallelDataset,
     tgt_vocab: Vocab,
     *,
@@ -296,7 +315,7 @@ def evaluate(
 
 
 def _alignment_scores(
-    model: Seq2Seq,
+    model: Network,
     dataset: ParallelDataset,
     batch_size: int,
     device: torch.device,

@@ -90,6 +90,9 @@ class Evaluation:
     corpus: str  # the corpus scored: data.path, or the folder of {split}.tsv
     corpus_sha256: str | None  # of the file the split was read from
     scores: Scores
+    # a Transformer's alignment layer by layer: per decoder layer, "aer" (heads averaged),
+    # "aer_per_head", ... (scoring.layer_alignment); empty for one attention
+    layers: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def key(self) -> str:

@@ -191,36 +191,63 @@ class RunExplorer:
             if example is not None:
                 explanation.reference = list(example.reference)
             if translation.weights is not None:
-                explanation.views = self._views(translation.weights, translation.output, example)
+                explanation.views = self._views(
+                    translation.weights, translation.output, example, source
+                )
             explanation.milliseconds = round((time.perf_counter() - started) * 1000, 2)
         return explanation
 
-    def _views(self, weights: np.ndarray, output: list[str], example: Example | None) -> list[View]:
+    def _views(
+        self, weights: np.ndarray, output: list[str], example: Example | None, source: list[str]
+    ) -> list[View]:
         """The output's maps; with a test sentence, gold and AER on them (output = reference)
         or on a second view of the teacher-forced maps (output ≠ reference)."""
-        view = View("output", [*output, EOS], maps_of(weights))
+        layered = self.run.model.decoder_layer_count is not None
+        # a Transformer: every layer's cross-attention, teacher-forced on its own output
+        every = self._forced(source, output) if layered else weights[None]
+        view = View("output", [*output, EOS], maps_of(every, layered))
         if example is None:
             return [view]
         if tuple(output) == example.reference:
-            return [with_gold(view, weights, example)]
-        pair = Pair(example.source, example.reference, example.sure, example.possible)
+            return [with_gold(view, self._reported(every), every, example)]
+        forced = self._forced(list(example.source), list(example.reference))
+        reading = View("reference", [*example.reference, EOS], maps_of(forced, layered))
+        return [view, with_gold(reading, self._reported(forced), forced, example)]
+
+    def _forced(self, source: list[str], target: list[str]) -> np.ndarray:
+        """Teacher-forced attention of ``target`` read from ``source``: (L, heads, T_t, T_s),
+        every decoder layer of a Transformer, the one attention (L = 1) of a GRU."""
+        pair = Pair(tuple(source), tuple(target))
         batch = ParallelDataset([pair], self.run.src_vocab, self.run.tgt_vocab).collate([0])
-        (forced,) = extract_attention_weights(self.run.model, batch, reference=True, trim=True)
-        reading = View("reference", [*example.reference, EOS], maps_of(forced))
-        return [view, with_gold(reading, forced, example)]
+        model = self.run.model
+        if model.decoder_layer_count is None:
+            (forced,) = extract_attention_weights(model, batch, reference=True, trim=True)
+            return forced[None]
+        layers = [
+            extract_attention_weights(model, batch, reference=True, trim=True, layer=k)[0]
+            for k in range(model.decoder_layer_count)
+        ]
+        return np.stack(layers)
+
+    def _reported(self, every: np.ndarray) -> np.ndarray:
+        """The heads AER is scored on, (heads, T_t, T_s): the reported layer's."""
+        model = self.run.model
+        return every[model.decoder.weights_layer if model.decoder_layer_count else 0]
 
 
-def maps_of(weights: np.ndarray) -> list[AttentionMap]:
-    """(heads, T_t, T_s) -> one :class:`AttentionMap` per head."""
-    heads = weights.shape[0]
-    return [
-        AttentionMap(
-            "attention" if heads == 1 else f"head {h + 1}",
-            h,
-            np.round(weights[h].astype(np.float64), DECIMALS).tolist(),
-        )
-        for h in range(heads)
-    ]
+def maps_of(weights: np.ndarray, layered: bool = False) -> list[AttentionMap]:
+    """(L, heads, T_t, T_s) -> one :class:`AttentionMap` per layer and head, titled per head
+    (``head 2``), with the layer where a model has layers (``layer 1 · head 2``)."""
+    layers, heads = weights.shape[:2]
+    maps = []
+    for layer in range(layers):
+        for head in range(heads):
+            title = "attention" if heads == 1 else f"head {head + 1}"
+            if layered:
+                title = f"layer {layer + 1} · head {head + 1}"
+            values = np.round(weights[layer, head].astype(np.float64), DECIMALS).tolist()
+            maps.append(AttentionMap(title, head, values, layer if layered else None))
+    return maps
 
 
 def sentence_aer(weights: np.ndarray, example: Example) -> float:
@@ -230,10 +257,12 @@ def sentence_aer(weights: np.ndarray, example: Example) -> float:
     return alignment_error_rate([predicted], [example.sure or ()], [example.possible])
 
 
-def with_gold(view: View, weights: np.ndarray, example: Example) -> View:
-    """``view`` with the gold links and the AER of the heads' mean and of each head."""
+def with_gold(view: View, reported: np.ndarray, every: np.ndarray, example: Example) -> View:
+    """``view`` with the gold links, the AER of the ``reported`` heads' mean (heads, T_t,
+    T_s) and of each map of ``every`` (L, heads, T_t, T_s), in the order of the maps."""
     view.sure = [tuple(link) for link in example.sure or ()]
     view.possible = [tuple(link) for link in example.possible]
-    view.aer = round(sentence_aer(weights.mean(0), example), 4)
-    view.head_aer = [round(sentence_aer(w, example), 4) for w in weights]
+    view.aer = round(sentence_aer(reported.mean(0), example), 4)
+    maps = every.reshape(-1, *every.shape[2:])
+    view.head_aer = [round(sentence_aer(w, example), 4) for w in maps]
     return view

@@ -43,7 +43,8 @@ class Memory(NamedTuple):
                  per-head keys (B, heads, T_s, d); ``None`` for :class:`NoAttention`
     values:      what the context is averaged from, (B, T_s, D_k) or (B, heads, T_s, d);
                  for :class:`NoAttention`, the fixed context (B, D_k)
-    mask:        (B, T_s) bool, True = real token
+    mask:        (B, T_s) bool, True = real token; or (B, T_q, T_s), what each query may see
+                 (multi-head self-attention: padding and the causal mask together)
     """
 
     scores_from: Tensor | None
@@ -273,13 +274,14 @@ class MultiHeadAttention(Attention):
         assert memory.scores_from is not None
         heads_query = self._split_heads(self.query_layer(query))  # (B, h, T_q, d)
         scores = (heads_query @ memory.scores_from.transpose(2, 3)) * self.scale  # (B, h, T_q, T_s)
-        return masked_softmax(scores, memory.mask[:, None, None, :])
+        return masked_softmax(scores, _per_query(memory.mask).unsqueeze(1))
 
     def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor]:
         weights = self._weights(query, memory)
         heads_context = weights @ memory.values  # (B, h, T_q, d)
         context = self.output_layer(heads_context.transpose(1, 2).flatten(2))  # (B, T_q, D_k)
-        has_real = memory.mask.any(dim=1)[:, None, None]  # W^O's bias must not leak into empty rows
+        # W^O's bias must not leak into a row that sees no real token
+        has_real = _per_query(memory.mask).any(dim=-1, keepdim=True)  # (B, 1 or T_q, 1)
         return context * has_real, weights
 
     def step_weights(self, query: Tensor, memory: Memory) -> Tensor:
@@ -297,6 +299,11 @@ class MultiHeadAttention(Attention):
         heads_context = weights @ memory.values  # (B, h, T_q, d)
         context = self.output_layer(heads_context.transpose(1, 2).flatten(2))  # (B, T_q, D_k)
         return context * memory.mask.any(dim=1)[:, None, None]
+
+
+def _per_query(mask: Tensor) -> Tensor:
+    """A memory's mask as (B, T_q or 1, T_s): a (B, T_s) padding mask holds for every query."""
+    return mask.unsqueeze(1) if mask.dim() == 2 else mask
 
 
 # The registry: ``attention.type`` -> mechanism. The one list of names that configs, the

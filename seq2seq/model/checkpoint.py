@@ -28,7 +28,9 @@ import torch
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.files import writing
-from seq2seq.model import ModelSpec, Seq2Seq
+from seq2seq.model import ModelSpec
+from seq2seq.model.names import ModelKind
+from seq2seq.model.networks import Network, build_network
 from seq2seq.runtime import resolve_device
 
 FORMAT_VERSION = 1
@@ -216,7 +218,7 @@ def _first_line(err: BaseException | str) -> str:
 
 def model_from_checkpoint(
     checkpoint: Checkpoint, device: str | torch.device = "cpu"
-) -> tuple[Seq2Seq, Vocab, Vocab]:
+) -> tuple[Network, Vocab, Vocab]:
     """Rebuild the model and its vocabularies; mismatches are a :class:`UserError`."""
     try:
         spec = checkpoint.spec
@@ -228,7 +230,13 @@ def model_from_checkpoint(
         ) from None
     if (len(src_vocab), len(tgt_vocab)) != (spec.src_vocab_size, spec.tgt_vocab_size):
         raise UserError("checkpoint is inconsistent: its vocabularies do not fit its model")
-    model = Seq2Seq(spec)
+    stored_kind = weights_kind(checkpoint.model)
+    if stored_kind != spec.kind:
+        raise UserError(
+            f"checkpoint is inconsistent: its weights are a model.kind={stored_kind} network's "
+            f"but its model_spec says model.kind={spec.kind}; use another checkpoint or retrain"
+        )
+    model = build_network(spec)
     misfits = weight_misfits(model.state_dict(), checkpoint.model)
     if misfits:
         more = f" (and {len(misfits) - 1} more)" if len(misfits) > 1 else ""
@@ -238,6 +246,12 @@ def model_from_checkpoint(
         )
     model.load_state_dict(checkpoint.model)
     return model.to(device), src_vocab, tgt_vocab
+
+
+def weights_kind(stored: Mapping[str, Any]) -> str:
+    """Which network stored weights belong to: a Transformer's have decoder layers."""
+    is_transformer = any(name.startswith("decoder.layers.") for name in stored)
+    return ModelKind.transformer.value if is_transformer else ModelKind.rnn.value
 
 
 def weight_misfits(expected: Mapping[str, torch.Tensor], stored: Mapping[str, Any]) -> list[str]:

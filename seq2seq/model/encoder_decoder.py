@@ -29,6 +29,14 @@ class Seq2Seq(nn.Module):
         attention = build_attention(spec.attention, spec.hidden_size, key_dim, spec)
         self.decoder = build_decoder(spec, attention, recurrence)
 
+    #: No position table bounds what a GRU reads or writes (the Transformer's does).
+    max_source_length: int | None = None
+    max_output_length: int | None = None
+    #: The heads guided alignment pulls towards the gold links: all of them, averaged.
+    guided_heads = slice(None)
+    #: One attention, no decoder layers (a Transformer says how many it has).
+    decoder_layer_count: int | None = None
+
     @property
     def attention(self) -> Attention:
         return self.decoder.attention

@@ -88,6 +88,8 @@ def flop_breakdown(spec: ModelSpec, shape: BatchShape) -> dict[str, int]:
     differ is the shapes: the trainer packs the encoder and pads each batch to its own
     longest pair, the reference pads everything to the corpus maximum.
     """
+    if spec.kind == "transformer":
+        return transformer_flop_breakdown(spec, shape)
     e, h, v = spec.embed_size, spec.hidden_size, spec.tgt_vocab_size
     directions = 2 if spec.bidirectional else 1
     k = directions * h
@@ -114,6 +116,30 @@ def flop_breakdown(spec: ModelSpec, shape: BatchShape) -> dict[str, int]:
         "attention": attention,
         "decoder_gru": steps * (2 * (e + gru_context) * 3 * h + 2 * h * 3 * h),
         "readout": steps * (2 * (h + k + e) * h + 2 * h * v),
+    }
+
+
+def transformer_flop_breakdown(spec: ModelSpec, shape: BatchShape) -> dict[str, int]:
+    """Forward matrix-multiply FLOPs of one batch of the Transformer, per part, counted as
+    :func:`flop_breakdown` counts (``2·m·k·n`` a product). With D = model size, F = the
+    feed-forward size, V = target vocabulary, per sentence S source and T target positions:
+
+    - encoder, per layer: ``B·S·(4·2·D·D + 2·2·S·D + 2·2·D·F)`` (Q, K, V and output
+      projections; scores and weighted sum over all heads; the feed-forward block)
+    - decoder self-attention, per layer: ``B·T·(4·2·D·D + 2·2·T·D)``
+    - cross-attention, per layer: ``B·S·2·2·D·D`` (keys, values of the memory, once) +
+      ``B·T·(2·2·D·D + 2·2·S·D)`` (queries, output; scores and weighted sum)
+    - decoder feed-forward, per layer: ``B·T·2·2·D·F``; readout ``B·T·2·D·V``
+    """
+    d, f, v = spec.hidden_size, spec.ff_size, spec.tgt_vocab_size
+    b, s, t = shape.batch, shape.src_len, shape.tgt_len
+    return {
+        "encoder": spec.encoder_layers * b * s * (8 * d * d + 4 * s * d + 4 * d * f),
+        "decoder_self_attention": spec.decoder_layers * b * t * (8 * d * d + 4 * t * d),
+        "cross_attention": spec.decoder_layers
+        * (b * s * 4 * d * d + b * t * (4 * d * d + 4 * s * d)),
+        "decoder_feed_forward": spec.decoder_layers * b * t * 4 * d * f,
+        "readout": b * t * 2 * d * v,
     }
 
 

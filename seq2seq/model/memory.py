@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from seq2seq.errors import UserError
-from seq2seq.model.encoder_decoder import Seq2Seq
+from seq2seq.model.networks import build_network
 from seq2seq.model.spec import ModelSpec
 
 #: Bytes per parameter while training with Adam in float32: the weight, its gradient and
@@ -19,7 +19,7 @@ def count_parameters(spec: ModelSpec) -> int:
     """The number of parameters of the model ``spec`` describes, counted without allocating
     them: the model is built on torch's ``meta`` device (shapes only, no storage)."""
     with torch.device("meta"):
-        model = Seq2Seq(spec)
+        model = build_network(spec)
     return sum(p.numel() for p in model.parameters())
 
 

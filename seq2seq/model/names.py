@@ -10,6 +10,14 @@ their strings (``AttentionType.additive == "additive"``)."""
 from enum import StrEnum
 
 
+class ModelKind(StrEnum):
+    """The networks (:mod:`seq2seq.model.networks`): the GRU encoder-decoder with one of the
+    attention mechanisms, or the Transformer built from the multi-head one."""
+
+    rnn = "rnn"
+    transformer = "transformer"
+
+
 class AttentionType(StrEnum):
     """The attention mechanisms, in the order tables and sweeps show them."""
 
@@ -43,6 +51,7 @@ class TanhForm(StrEnum):
     sigmoid = "sigmoid"
 
 
+MODEL_KINDS = tuple(ModelKind)
 ATTENTION_NAMES = tuple(AttentionType)
 DECODER_TYPES = tuple(DecoderArrangement)
 INIT_SCHEMES = tuple(InitScheme)

@@ -14,7 +14,7 @@ from torch import Tensor
 from seq2seq.data.vocab import Vocab
 from seq2seq.model.attention import Memory
 from seq2seq.model.decoder import rule_out_never_emitted
-from seq2seq.model.encoder_decoder import Seq2Seq
+from seq2seq.model.networks import Network
 
 
 @dataclass
@@ -38,6 +38,15 @@ def length_limits(src_lengths: Tensor, ratio: float = 2.0, extra: int = 10) -> T
     return (src_lengths.float() * ratio).long() + extra
 
 
+def output_limits(model: Network, src_lengths: Tensor, max_lengths: Tensor | None) -> Tensor:
+    """(B,) the most tokens each sentence may emit: ``max_lengths`` or :func:`length_limits`,
+    never past what the model can emit (a Transformer's position table)."""
+    limits = max_lengths if max_lengths is not None else length_limits(src_lengths)
+    if model.max_output_length is not None:
+        limits = limits.clamp(max=model.max_output_length)
+    return limits
+
+
 def _reorder(memory: Memory, order: Tensor) -> Memory:
     """Select rows ``order`` (N,) of every tensor of the memory."""
     return Memory(*(None if t is None else t.index_select(0, order) for t in memory))
@@ -45,7 +54,7 @@ def _reorder(memory: Memory, order: Tensor) -> Memory:
 
 @torch.no_grad()
 def greedy_decode(
-    model: Seq2Seq,
+    model: Network,
     src: Tensor,
     src_lengths: Tensor,
     src_mask: Tensor,
@@ -60,7 +69,7 @@ def greedy_decode(
     memory, state = model.encode(src, src_lengths, src_mask)
     batch = src.size(0)
     device = src.device
-    limits = (max_lengths if max_lengths is not None else length_limits(src_lengths)).to(device)
+    limits = output_limits(model, src_lengths, max_lengths).to(device)
     prev = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=device)
     finished = torch.zeros(batch, dtype=torch.bool, device=device)
     scores = torch.zeros(batch, device=device)
@@ -96,7 +105,7 @@ def length_penalty(lengths: Tensor, alpha: float) -> Tensor:
 
 @torch.no_grad()
 def beam_search(
-    model: Seq2Seq,
+    model: Network,
     src: Tensor,
     src_lengths: Tensor,
     src_mask: Tensor,
@@ -115,7 +124,7 @@ def beam_search(
     memory, state = model.encode(src, src_lengths, src_mask)
     flat = torch.arange(batch, device=device).repeat_interleave(k)  # (B·K,) sentence of each beam
     memory, state = _reorder(memory, flat), state.index_select(0, flat)
-    limits = (max_lengths if max_lengths is not None else length_limits(src_lengths)).to(device)
+    limits = output_limits(model, src_lengths, max_lengths).to(device)
     limits = limits.index_select(0, flat).view(batch, k)
 
     scores = torch.full((batch, k), float("-inf"), device=device)
@@ -182,7 +191,7 @@ def beam_search(
 
 
 def decode(
-    model: Seq2Seq,
+    model: Network,
     src: Tensor,
     src_lengths: Tensor,
     src_mask: Tensor,

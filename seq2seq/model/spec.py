@@ -24,6 +24,13 @@ class ModelSpec:
     # additive energies' tanh in the training recurrence: "tanh" or "sigmoid" (never "auto":
     # resolved at the start of a run; see seq2seq.model.tanh)
     tanh: str = "tanh"
+    # the network: "rnn" (the GRU encoder-decoder) or "transformer"; the fields below are the
+    # Transformer's (hidden_size is its model size, encoder_layers its encoder's layers)
+    kind: str = "rnn"
+    decoder_layers: int = 1
+    ff_size: int = 512
+    max_positions: int = 256
+    alignment_layer: int = -1  # the decoder layer whose cross-attention is reported
 
     @classmethod
     def from_dict(cls, stored: dict[str, Any], legacy_tanh: str | None = None) -> ModelSpec:

@@ -15,10 +15,12 @@ import torch
 from seq2seq.config.schema import AttentionConfig, ModelConfig, TrainConfig, to_plain
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.loading import Corpus
-from seq2seq.model import ModelSpec, Seq2Seq
+from seq2seq.errors import UserError
+from seq2seq.model import ModelSpec
 from seq2seq.model.init import initialize
 from seq2seq.model.memory import check_fits_in_memory
-from seq2seq.model.names import AttentionType
+from seq2seq.model.names import AttentionType, ModelKind
+from seq2seq.model.networks import Network, build_network
 from seq2seq.training.distributed import ProcessGroup
 from seq2seq.training.guidance import AlignmentGuide
 from seq2seq.training.objective import Objective
@@ -36,6 +38,8 @@ def model_spec(
         for f in dataclasses.fields(ModelSpec)
         if hasattr(model, f.name) and f.name != "tanh"
     }
+    if model.kind == ModelKind.transformer:
+        check_positions(model.max_positions, corpus)
     return ModelSpec(
         src_vocab_size=len(corpus.src_vocab),
         tgt_vocab_size=len(corpus.tgt_vocab),
@@ -47,12 +51,25 @@ def model_spec(
     )
 
 
-def build_model(spec: ModelSpec, model: ModelConfig, device: torch.device) -> Seq2Seq:
+def check_positions(max_positions: int, corpus: Corpus) -> None:
+    """Refuse a corpus with a sentence longer than the Transformer's position table (a source
+    with its ``<eos>``, a target with its ``<bos>``), before anything is trained."""
+    pairs = [*corpus.train, *corpus.valid, *corpus.test]
+    longest = max(max(len(p.src), len(p.tgt)) + 1 for p in pairs)
+    if longest > max_positions:
+        raise UserError(
+            f"the corpus has a sentence of {longest - 1} tokens, longer than the Transformer's "
+            f"position table (model.max_positions={max_positions} positions, <eos> included): "
+            f"set model.max_positions={longest} or more"
+        )
+
+
+def build_model(spec: ModelSpec, model: ModelConfig, device: torch.device) -> Network:
     """A new model of ``spec``, its weights drawn by ``model.init`` from the current torch
     generator, on ``device``; its size checked before allocating (one line, not the
     allocator's)."""
     check_fits_in_memory(spec)
-    network = Seq2Seq(spec)
+    network = build_network(spec)
     initialize(network, model.init)
     return network.to(device)
 
@@ -72,7 +89,7 @@ class TrainingParts:
 
 
 def build_training(
-    network: Seq2Seq,
+    network: Network,
     train: TrainConfig,
     train_set: ParallelDataset,
     total_steps: int,

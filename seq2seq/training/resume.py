@@ -12,8 +12,14 @@ PATH_KEYS = ("path", "dir")
 
 
 def frozen_differences(saved: dict[str, Any], now: dict[str, Any]) -> list[str]:
-    """Every frozen setting that differs between a checkpoint's config and today's."""
-    return [d for key in FROZEN_ON_RESUME for d in _differences(saved, now, key)]
+    """Every frozen setting that differs between a checkpoint's config and today's; a change
+    of network first (a checkpoint from before ``model.kind`` holds a GRU's weights)."""
+    kinds = (saved.get("model", {}).get("kind", "rnn"), now.get("model", {}).get("kind", "rnn"))
+    first = []
+    if kinds[0] != kinds[1]:
+        first = [f"the checkpoint holds a model.kind={kinds[0]} network, not a {kinds[1]} one"]
+    others = [d for key in FROZEN_ON_RESUME for d in _differences(saved, now, key)]
+    return first + [d for d in others if not d.startswith("model.kind ")]
 
 
 def _same_place(old: object, new: object) -> bool:

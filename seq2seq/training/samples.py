@@ -10,8 +10,9 @@ from seq2seq.data.corpus import Pair, tokenize_src
 from seq2seq.data.detokenize import join_english
 from seq2seq.data.vocab import Vocab
 from seq2seq.evaluation.extract import extract_attention_weights
-from seq2seq.model import Seq2Seq
+from seq2seq.model.networks import Network
 from seq2seq.model.search import greedy_decode
+from seq2seq.model.transformer import Transformer, encoder_self_attention
 from seq2seq.training.tblog import RunLogger, translations_markdown
 from seq2seq.viz import plot_attention
 
@@ -22,7 +23,7 @@ def sample_sources(samples: Sequence[str], char_level: bool) -> list[tuple[str, 
 
 
 def log_samples(
-    model: Seq2Seq,
+    model: Network,
     sources: Sequence[tuple[str, ...]],
     src_vocab: Vocab,
     tgt_vocab: Vocab,
@@ -49,3 +50,32 @@ def log_samples(
     for k, (src, hyp, array) in enumerate(zip(sources, translations, weights, strict=True)):
         figure = plot_attention(array, [*src, "<eos>"], [*hyp, "<eos>"][: array.shape[1]])
         logger.figure(f"attention/sample_{k}", figure, step)
+    if isinstance(model, Transformer):
+        log_layers(model, sources, translations, src_vocab, tgt_vocab, logger, step)
+
+
+def log_layers(
+    model: Transformer,
+    sources: Sequence[tuple[str, ...]],
+    outputs: Sequence[list[str]],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    logger: RunLogger,
+    step: int,
+) -> None:
+    """A Transformer's every layer: each decoder layer's cross-attention on the sample's own
+    output (``attention/sample_<k>/cross_layer_<l>``, teacher-forced: the weights greedy
+    decoding had) and each encoder layer's self-attention (``…/self_layer_<l>``)."""
+    pairs = [Pair(src, tuple(out)) for src, out in zip(sources, outputs, strict=True)]
+    batch = ParallelDataset(pairs, src_vocab, tgt_vocab).collate(range(len(pairs)))
+    batch = batch.to(next(model.parameters()).device)
+    for layer in range(model.decoder_layer_count):
+        cross = extract_attention_weights(model, batch, trim=True, layer=layer)
+        for k, (src, out, array) in enumerate(zip(sources, outputs, cross, strict=True)):
+            figure = plot_attention(array, [*src, "<eos>"], [*out, "<eos>"])
+            logger.figure(f"attention/sample_{k}/cross_layer_{layer + 1}", figure, step)
+    for layer, array in enumerate(encoder_self_attention(model, batch.src, batch.src_mask)):
+        for k, src in enumerate(sources):
+            tokens = [*src, "<eos>"]
+            figure = plot_attention(array[k, :, : len(tokens), : len(tokens)], tokens, tokens)
+            logger.figure(f"attention/sample_{k}/self_layer_{layer + 1}", figure, step)

@@ -89,6 +89,8 @@ class Updater:
             teacher_forcing=self.teacher_forcing,
             keep_weights=objective.needs_weights,
         )
+        if weights is not None:  # the heads guided alignment pulls (a Transformer: one)
+            weights = weights[:, self.model.guided_heads]
         terms = objective.terms(logits, weights, batch)
         sums = {tag: value * share_weight for tag, value in terms.items()}
         totals = group.sum([value.item() for value in sums.values()])

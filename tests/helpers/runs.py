@@ -49,6 +49,10 @@ TINY_OVERRIDES = [
 ]
 
 
+#: Added to :data:`TINY_OVERRIDES`: a tiny Transformer instead of the GRU (16-wide, 2 heads).
+TINY_TRANSFORMER = ("model=transformer", "model.ff_size=32", "attention.num_heads=2")
+
+
 def script_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """This environment without the debug switches, plus ``extra``; output unbuffered."""
     env = {k: v for k, v in os.environ.items() if k not in ("HYDRA_FULL_ERROR", "SEQ2SEQ_DEBUG")}

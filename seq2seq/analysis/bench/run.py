@@ -15,9 +15,11 @@ import torch
 
 from seq2seq.analysis.bench.machine import load_average, machine_info
 from seq2seq.analysis.bench.measure import (
+    TRANSFORMER_ROW,
     Progress,
     Throughput,
     check_flop_count,
+    contestant_name,
     measure_decoding,
     measure_gemm_rates,
     measure_training,
@@ -35,6 +37,7 @@ from seq2seq.files import write_json
 from seq2seq.launch.processes import planned_processes
 from seq2seq.model import DECODER_TYPES
 from seq2seq.model.attention import ATTENTION_TYPES, has_weights
+from seq2seq.model.names import ModelKind
 from seq2seq.training.trainer import Trainer
 
 
@@ -55,6 +58,7 @@ class BenchOptions:
     time_budget: float = 300.0
     variants: tuple[str, ...] = tuple(ATTENTION_TYPES)
     other_decoder: bool = True  # also measure each variant in the other decoder arrangement
+    transformer: bool = True  # and the Transformer (model=transformer)
     ddp_steps: int = 64  # training steps of the 1- and 2-process runs (~65 s for both)
 
     @classmethod
@@ -108,7 +112,10 @@ def tiny_overrides(user: Sequence[str], corpus_dir: Path) -> list[str]:
 def contestant_overrides(options: BenchOptions, cfg: Config) -> list[tuple[str, list[str]]]:
     """Name and extra overrides of every trainer measured: each variant in the configured
     decoder arrangement (named after the attention), then, with ``other_decoder``, each
-    attention variant in the other arrangement (e.g. ``additive/luong``)."""
+    attention variant in the other arrangement (e.g. ``additive/luong``), then the
+    Transformer (``transformer``, with ``model=transformer``'s sizes)."""
+    if cfg.model.kind == ModelKind.transformer:  # model=transformer: that row alone
+        return [(TRANSFORMER_ROW, [])]
     configured = cfg.model.decoder
     runs = [(name, [f"attention={name}"]) for name in options.variants]
     if options.other_decoder:
@@ -118,6 +125,8 @@ def contestant_overrides(options: BenchOptions, cfg: Config) -> list[tuple[str, 
             for name in options.variants
             if has_weights(name)  # no attention, no arrangement: the same model
         ]
+    if options.transformer:
+        runs.append((TRANSFORMER_ROW, ["model=transformer"]))
     return runs
 
 
@@ -176,7 +185,7 @@ def run_benchmark(options: BenchOptions, progress: Progress = quiet) -> dict[str
         del trainers, contestants, reference
         processes, skipped = _processes(options, overrides, device, tmp, progress)
         progress(
-            f"training {cfg.attention.type} to {options.target:.0%} valid exact match with "
+            f"training {contestant_name(cfg)} to {options.target:.0%} valid exact match with "
             f"scripts/train.py on {planned_processes(cfg, multirun=False)} process(es) "
             f"(train.processes={cfg.train.processes}; budget {options.time_budget:.0f} s)"
         )
@@ -227,13 +236,13 @@ def _assemble(
         for name, t in throughput.items()
         if name != TutorialTrainer.name
     }
-    main = training.get(cfg.attention.type) or next(iter(training.values()))
+    main = training.get(contestant_name(cfg)) or next(iter(training.values()))
     return {
         "machine": machine_info(device),
         "config": {
             "overrides": list(options.overrides),
             "options": {k: v for k, v in asdict(options).items() if k != "overrides"},
-            "attention": cfg.attention.type,
+            "attention": contestant_name(cfg),
             "batch_size": cfg.train.batch_size,
             "embed_size": cfg.model.embed_size,
             "hidden_size": cfg.model.hidden_size,

@@ -17,6 +17,7 @@ from seq2seq.analysis.compare.runs import Run
 from seq2seq.errors import UserError
 from seq2seq.evaluation.summary import RunSummary
 from seq2seq.model.attention import ATTENTION_TYPES, has_weights
+from seq2seq.model.names import ModelKind
 
 #: The checkpoint training tested in runs made before ``test_checkpoint`` was recorded.
 LEGACY_TEST_CHECKPOINT = "best.pt"
@@ -135,12 +136,16 @@ def _order_key(attention: str, num_heads: int) -> tuple[int, str, int]:
     return rank, attention, num_heads
 
 
+#: The decoder arrangement a Transformer run records (its own decoder layers).
+TRANSFORMER = ModelKind.transformer.value
+
+
 def group_runs(runs: Sequence[Run]) -> list[Variant]:
     """Group runs by ``(attention, num_heads, decoder)``, in the canonical variant order.
 
-    A variant is named after its attention type; when one type appears with several head
-    counts or decoder arrangements, the name says which (e.g. ``multihead-8h``,
-    ``additive-bahdanau``).
+    A variant is named after its attention type, a Transformer (decoder ``transformer``)
+    ``transformer`` and listed last; when one type appears with several head counts or
+    decoder arrangements, the name says which (e.g. ``multihead-8h``, ``additive-bahdanau``).
     """
     groups: dict[tuple[str, int, str], list[Run]] = {}
     for run in runs:
@@ -148,13 +153,18 @@ def group_runs(runs: Sequence[Run]) -> list[Variant]:
     head_counts: dict[str, set[int]] = {}
     decoders: dict[str, set[str]] = {}
     for attention, heads, decoder in groups:
-        head_counts.setdefault(attention, set()).add(heads)
-        decoders.setdefault(attention, set()).add(decoder)
+        family = TRANSFORMER if decoder == TRANSFORMER else attention
+        head_counts.setdefault(family, set()).add(heads)
+        decoders.setdefault(family, set()).add(decoder)
     variants = []
-    ordered = sorted(groups.items(), key=lambda kv: (*_order_key(*kv[0][:2]), kv[0][2]))
+    ordered = sorted(
+        groups.items(),
+        key=lambda kv: (kv[0][2] == TRANSFORMER, *_order_key(*kv[0][:2]), kv[0][2]),
+    )
     for (attention, heads, decoder), members in ordered:
-        name = attention if len(head_counts[attention]) == 1 else f"{attention}-{heads}h"
-        if len(decoders[attention]) > 1:
+        family = TRANSFORMER if decoder == TRANSFORMER else attention
+        name = family if len(head_counts[family]) == 1 else f"{family}-{heads}h"
+        if len(decoders[family]) > 1:
             name = f"{name}-{decoder}"
         members = sorted(members, key=lambda run: (run.seed, str(run.path)))
         variants.append(
