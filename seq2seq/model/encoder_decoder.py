@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from seq2seq.model import parts as parts_table
 from seq2seq.model.attention import Attention, Memory, build_attention
 from seq2seq.model.decoder import build_decoder
 from seq2seq.model.encoder import Encoder
@@ -79,19 +80,16 @@ class Seq2Seq(nn.Module):
             "decoder.rnn": self.decoder.rnn,
             "decoder.readout": nn.ModuleList([self.decoder.pre_output, self.decoder.output]),
         }
-        counts = {name: sum(p.numel() for p in part.parameters()) for name, part in parts.items()}
-        counts["total"] = sum(p.numel() for p in self.parameters())
-        return counts
+        return parts_table.parameter_counts(self, parts)
 
     def summary(self) -> str:
         """A readable table of parameter counts per part."""
         spec = self.spec
-        lines = [
+        header = (
             f"Seq2Seq(attention={spec.attention}, heads={self.attention.num_heads}, "
             f"decoder={self.decoder.arrangement}, "
             f"embed={spec.embed_size}, hidden={spec.hidden_size}, "
             f"encoder={'bi' if spec.bidirectional else 'uni'}GRU×{spec.encoder_layers}, "
             f"vocab {spec.src_vocab_size}→{spec.tgt_vocab_size})"
-        ]
-        lines += [f"  {name:<18} {count:>10,}" for name, count in self.parameter_counts().items()]
-        return "\n".join(lines)
+        )
+        return parts_table.summary(header, self.parameter_counts())

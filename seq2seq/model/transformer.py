@@ -31,6 +31,7 @@ import torch
 from torch import Tensor, nn
 
 from seq2seq.data.vocab import Vocab
+from seq2seq.model import parts as parts_table
 from seq2seq.model.attention import Memory, MultiHeadAttention
 from seq2seq.model.names import ModelKind
 from seq2seq.model.shapes import expect
@@ -50,6 +51,23 @@ def sinusoidal_positions(length: int, size: int) -> Tensor:
 def causal_mask(length: int, device: torch.device | None = None) -> Tensor:
     """(length, length) bool: position ``j`` may see positions ``≤ j``."""
     return torch.ones(length, length, dtype=torch.bool, device=device).tril()
+
+
+class PositionalEmbedding(nn.Embedding):
+    """Token embeddings scaled by √D plus the fixed sinusoidal positions, then dropout: an
+    ``nn.Embedding`` (its weight is the table) with the positions as a buffer."""
+
+    def __init__(self, vocab_size: int, size: int, spec: ModelSpec) -> None:
+        super().__init__(vocab_size, size, padding_idx=Vocab.pad_id)
+        self.register_buffer(
+            "positions", sinusoidal_positions(spec.max_positions, size), persistent=False
+        )
+        self.dropout = nn.Dropout(spec.dropout)
+
+    def embed(self, tokens: Tensor, start: int = 0) -> Tensor:
+        """tokens (B, T) at positions ``start …`` -> (B, T, D)."""
+        scaled = self(tokens) * math.sqrt(self.embedding_dim)
+        return self.dropout(scaled + self.positions[start : start + tokens.size(1)])
 
 
 class FeedForward(nn.Module):
@@ -145,29 +163,19 @@ class TransformerDecoder(nn.Module):
     def __init__(self, spec: ModelSpec) -> None:
         super().__init__()
         size = spec.hidden_size
-        self.size = size
-        self.embedding = nn.Embedding(spec.tgt_vocab_size, size, padding_idx=Vocab.pad_id)
-        self.register_buffer(
-            "positions", sinusoidal_positions(spec.max_positions, size), persistent=False
-        )
+        self.embedding = PositionalEmbedding(spec.tgt_vocab_size, size, spec)
         self.layers = nn.ModuleList(
             DecoderLayer(size, spec.num_heads, spec.ff_size, spec.dropout)
             for _ in range(spec.decoder_layers)
         )
         self.norm = nn.LayerNorm(size)
         self.output = nn.Linear(size, spec.tgt_vocab_size)
-        self.dropout = nn.Dropout(spec.dropout)
         self.weights_layer = spec.alignment_layer % spec.decoder_layers
 
     @property
     def attention(self) -> MultiHeadAttention:
         """The cross-attention whose weights this decoder reports."""
         return self.layers[self.weights_layer].cross_attention
-
-    def embed(self, tokens: Tensor, start: int = 0) -> Tensor:
-        """tokens (B, T) at positions ``start …`` -> (B, T, D)."""
-        scaled = self.embedding(tokens) * math.sqrt(self.size)
-        return self.dropout(scaled + self.positions[start : start + tokens.size(1)])
 
     def forward(
         self,
@@ -184,7 +192,7 @@ class TransformerDecoder(nn.Module):
         del state  # the whole target is given: nothing is cached
         if teacher_forcing < 1.0:
             raise ValueError("the Transformer trains with full teacher forcing only")
-        y = self.embed(tgt_in)
+        y = self.embedding.embed(tgt_in)
         own_mask = causal_mask(tgt_in.size(1), tgt_in.device).unsqueeze(0)  # (1, T_t, T_t)
         own_mask = own_mask & (tgt_in != Vocab.pad_id).unsqueeze(1)  # padding never seen
         cross = []
@@ -203,7 +211,7 @@ class TransformerDecoder(nn.Module):
         """One token: prev (B,) -> logits (B, V), the cache with it, the reported layer's
         cross-attention (B, h, T_s)."""
         position = state.length
-        y = self.embed(prev.unsqueeze(1), start=position)  # (B, 1, D)
+        y = self.embedding.embed(prev.unsqueeze(1), start=position)  # (B, 1, D)
         keys, values, weights = [], [], None
         for index, layer in enumerate(self.layers):
             new = layer.own_memory(y, torch.ones_like(prev, dtype=torch.bool).unsqueeze(1))
@@ -240,24 +248,19 @@ class TransformerEncoder(nn.Module):
     def __init__(self, spec: ModelSpec) -> None:
         super().__init__()
         size = spec.hidden_size
-        self.size = size
-        self.embedding = nn.Embedding(spec.src_vocab_size, size, padding_idx=Vocab.pad_id)
-        self.register_buffer(
-            "positions", sinusoidal_positions(spec.max_positions, size), persistent=False
-        )
+        self.embedding = PositionalEmbedding(spec.src_vocab_size, size, spec)
         self.layers = nn.ModuleList(
             EncoderLayer(size, spec.num_heads, spec.ff_size, spec.dropout)
             for _ in range(spec.encoder_layers)
         )
         self.norm = nn.LayerNorm(size)
-        self.dropout = nn.Dropout(spec.dropout)
 
     def forward(
         self, src: Tensor, src_mask: Tensor, keep_weights: bool = False
     ) -> tuple[Tensor, list[Tensor]]:
         """src (B, T_s), src_mask (B, T_s) -> outputs (B, T_s, D) (zeros at padding), and
         with ``keep_weights`` each layer's self-attention (B, h, T_s, T_s)."""
-        x = self.dropout(self.embedding(src) * math.sqrt(self.size) + self.positions[: src.size(1)])
+        x = self.embedding.embed(src)
         weights = []
         for layer in self.layers:
             x, layer_weights = layer(x, src_mask)
@@ -363,18 +366,15 @@ class Transformer(nn.Module):
             "decoder.layers": nn.ModuleList([*self.decoder.layers, self.decoder.norm]),
             "decoder.output": self.decoder.output,
         }
-        counts = {name: sum(p.numel() for p in part.parameters()) for name, part in parts.items()}
-        counts["total"] = sum(p.numel() for p in self.parameters())
-        return counts
+        return parts_table.parameter_counts(self, parts)
 
     def summary(self) -> str:
         """A readable table of parameter counts per part."""
         spec = self.spec
-        lines = [
+        header = (
             f"Transformer(layers={spec.encoder_layers}+{spec.decoder_layers}, "
             f"heads={spec.num_heads}, size={spec.hidden_size}, ff={spec.ff_size}, "
             f"reported cross-attention: layer {self.decoder.weights_layer + 1}, "
             f"vocab {spec.src_vocab_size}→{spec.tgt_vocab_size})"
-        ]
-        lines += [f"  {name:<18} {count:>10,}" for name, count in self.parameter_counts().items()]
-        return "\n".join(lines)
+        )
+        return parts_table.summary(header, self.parameter_counts())
