@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from seq2seq.data.batching import ParallelDataset
-from seq2seq.evaluation.extract import extract_attention_weights
+from seq2seq.evaluation.extract import ALL_LAYERS, extract_attention_weights
 from seq2seq.evaluation.inference import TrainedRun
 from seq2seq.model.flops import BatchShape, flop_counter_total, train_flops
 from seq2seq.model.spec import ModelSpec
@@ -68,6 +68,13 @@ def test_every_layers_cross_attention_can_be_extracted(tiny_run, toy_corpus: Pat
     real = rows > 0
     np.testing.assert_allclose(rows[real], 1.0, atol=1e-5)
     assert not np.allclose(first, last)
+    every = extract_attention_weights(run.model, batch, layer=ALL_LAYERS)  # one pass
+    np.testing.assert_allclose(every, np.stack([first, last], axis=1), atol=1e-6)
+    trimmed = extract_attention_weights(run.model, batch, layer=ALL_LAYERS, trim=True)
+    per_layer = extract_attention_weights(run.model, batch, layer=0, trim=True)
+    for both, one in zip(trimmed, per_layer, strict=True):
+        assert both.shape[0] == 2
+        np.testing.assert_allclose(both[0], one, atol=1e-6)
 
 
 def test_the_flop_count_is_what_pytorch_counts_for_a_transformer() -> None:

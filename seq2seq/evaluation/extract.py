@@ -11,6 +11,9 @@ from seq2seq.model.networks import Network
 from seq2seq.model.search import greedy_decode
 from seq2seq.model.transformer import Transformer
 
+#: ``layer=ALL_LAYERS``: every decoder layer's cross-attention of a Transformer at once.
+ALL_LAYERS = "all"
+
 
 @torch.no_grad()
 def extract_attention_weights(
@@ -19,7 +22,7 @@ def extract_attention_weights(
     *,
     reference: bool = True,
     trim: bool = False,
-    layer: int | None = None,
+    layer: int | str | None = None,
 ) -> np.ndarray | list[np.ndarray]:
     """Attention weights of ``model`` on ``batch`` (eval mode, no gradients).
 
@@ -29,7 +32,9 @@ def extract_attention_weights(
     Returns (B, heads, T_t, T_s) float32, zeros at padding; with ``trim=True`` a list of
     (heads, t_b, s_b) arrays cut to each sentence's real tokens (``<eos>`` included).
     ``layer`` (a Transformer, teacher forcing): that decoder layer's cross-attention instead
-    of the reported one (``model.alignment_layer``; negative counts from the last).
+    of the reported one (``model.alignment_layer``; negative counts from the last), or
+    :data:`ALL_LAYERS`: every layer's from one pass, (B, L, heads, T_t, T_s) (trimmed: a list
+    of (L, heads, t_b, s_b)).
     Raises :class:`UserError` for a model without attention.
     """
     if not model.attention.has_weights:
@@ -50,7 +55,8 @@ def extract_attention_weights(
             every = model.cross_attention(
                 batch.src, batch.src_lengths, batch.src_mask, batch.tgt_in
             )
-            weights, tgt_lengths = every[:, layer], batch.tgt_mask.sum(1)
+            weights = every if layer == ALL_LAYERS else every[:, layer]
+            tgt_lengths = batch.tgt_mask.sum(1)
         elif reference:
             _, weights = model(
                 batch.src, batch.src_lengths, batch.src_mask, batch.tgt_in, keep_weights=True
@@ -60,14 +66,15 @@ def extract_attention_weights(
             hypotheses = greedy_decode(model, batch.src, batch.src_lengths, batch.src_mask)
             weights, tgt_lengths = hypotheses.weights, hypotheses.lengths
         assert weights is not None
-        weights = weights * _row_mask(tgt_lengths, weights.size(2))[:, None, :, None]
+        rows = _row_mask(tgt_lengths, weights.size(-2))  # (B, T_t)
+        weights = weights * rows.view(rows.size(0), *[1] * (weights.dim() - 3), -1, 1)
         array = weights.float().cpu().numpy()
     finally:
         model.train(was_training)
     if not trim:
         return array
     src_lengths = batch.src_lengths.tolist()
-    return [array[b, :, :t, : src_lengths[b]] for b, t in enumerate(tgt_lengths.tolist())]
+    return [array[b, ..., :t, : src_lengths[b]] for b, t in enumerate(tgt_lengths.tolist())]
 
 
 def _row_mask(lengths: torch.Tensor, steps: int) -> torch.Tensor:

@@ -19,7 +19,7 @@ from seq2seq.data.detokenize import join_english
 from seq2seq.data.subwords import Subwords
 from seq2seq.data.vocab import Vocab
 from seq2seq.evaluation import alignment_report, metrics
-from seq2seq.evaluation.extract import extract_attention_weights
+from seq2seq.evaluation.extract import ALL_LAYERS, extract_attention_weights
 from seq2seq.evaluation.scores import AlignmentScores, Scores
 from seq2seq.model.networks import Network
 from seq2seq.model.search import decode
@@ -127,7 +127,7 @@ def gold_attention(
     *,
     batch_size: int,
     device: torch.device,
-    layer: int | None = None,
+    layer: int | str | None = None,
 ) -> GoldAttention:
     """Run teacher-forced attention over ``dataset`` once and keep it with the gold links
     (``layer``: that Transformer decoder layer's cross-attention, else the reported one)."""
@@ -164,10 +164,12 @@ def layer_alignment(
     """A Transformer's AER layer by layer: for each decoder layer's cross-attention, the
     scores of :func:`attention_scores` (heads averaged, and ``aer_per_head``); empty for a
     model with one attention."""
-    layers = model.decoder_layer_count or 0
+    if not model.decoder_layer_count:
+        return []
+    every = gold_attention(model, dataset, batch_size=batch_size, device=device, layer=ALL_LAYERS)
     return [
-        gold_attention(model, dataset, batch_size=batch_size, device=device, layer=k).scores()
-        for k in range(layers)
+        replace(every, weights=[w[k] for w in every.weights]).scores()
+        for k in range(model.decoder_layer_count)
     ]
 
 

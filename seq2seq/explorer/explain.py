@@ -20,7 +20,7 @@ import numpy as np
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.corpus import Alignment, Pair, join_chinese
 from seq2seq.errors import UserError
-from seq2seq.evaluation.extract import extract_attention_weights
+from seq2seq.evaluation.extract import ALL_LAYERS, extract_attention_weights
 from seq2seq.evaluation.inference import TrainedRun
 from seq2seq.evaluation.metrics import alignment_error_rate, hard_alignment
 from seq2seq.evaluation.summary import METRICS_FILE, RunSummary
@@ -223,11 +223,8 @@ class RunExplorer:
         if model.decoder_layer_count is None:
             (forced,) = extract_attention_weights(model, batch, reference=True, trim=True)
             return forced[None]
-        layers = [
-            extract_attention_weights(model, batch, reference=True, trim=True, layer=k)[0]
-            for k in range(model.decoder_layer_count)
-        ]
-        return np.stack(layers)
+        (every,) = extract_attention_weights(model, batch, trim=True, layer=ALL_LAYERS)
+        return every
 
     def _reported(self, every: np.ndarray) -> np.ndarray:
         """The heads AER is scored on, (heads, T_t, T_s): the reported layer's."""

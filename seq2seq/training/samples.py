@@ -9,7 +9,7 @@ from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.corpus import Pair, tokenize_src
 from seq2seq.data.detokenize import join_english
 from seq2seq.data.vocab import Vocab
-from seq2seq.evaluation.extract import extract_attention_weights
+from seq2seq.evaluation.extract import ALL_LAYERS, extract_attention_weights
 from seq2seq.model.networks import Network
 from seq2seq.model.search import greedy_decode
 from seq2seq.model.transformer import Transformer, encoder_self_attention
@@ -69,9 +69,9 @@ def log_layers(
     pairs = [Pair(src, tuple(out)) for src, out in zip(sources, outputs, strict=True)]
     batch = ParallelDataset(pairs, src_vocab, tgt_vocab).collate(range(len(pairs)))
     batch = batch.to(next(model.parameters()).device)
-    for layer in range(model.decoder_layer_count):
-        cross = extract_attention_weights(model, batch, trim=True, layer=layer)
-        for k, (src, out, array) in enumerate(zip(sources, outputs, cross, strict=True)):
+    every = extract_attention_weights(model, batch, trim=True, layer=ALL_LAYERS)
+    for k, (src, out, layers) in enumerate(zip(sources, outputs, every, strict=True)):
+        for layer, array in enumerate(layers):
             figure = plot_attention(array, [*src, "<eos>"], [*out, "<eos>"])
             logger.figure(f"attention/sample_{k}/cross_layer_{layer + 1}", figure, step)
     for layer, array in enumerate(encoder_self_attention(model, batch.src, batch.src_mask)):
