@@ -33,7 +33,9 @@ from seq2seq.data.synthetic.store import (
     corpus_identity,
     ensure_corpus,
 )
+from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
+from tests.helpers.config import compose_config
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = CorpusSpec(seed=5, train_size=400, valid_size=60, test_size=50)
@@ -304,6 +306,19 @@ def test_default_corpus(default: dict[str, list[Pair]]) -> None:
     assert len(sources) == len(set(sources))
     train_types = {w for p in default["train"] for w in p.src}
     assert 120 <= len(train_types) <= 250
+
+
+def test_the_default_samples_include_a_long_one_the_default_corpus_covers(
+    default: dict[str, list[Pair]],
+) -> None:
+    """The logged samples show attention on a long, reordered sentence too, in words the
+    default corpus (the one the default config trains on) knows."""
+    data = compose_config().data
+    assert data.corpus_spec == CorpusSpec()  # the `default` fixture is that corpus
+    samples = [s.split() for s in data.samples]
+    assert max(len(s) for s in samples) >= 30
+    vocab = Vocab.build(p.src for p in default["train"])
+    assert [vocab.unknown(s) for s in samples] == [[]] * len(samples)
 
 
 def test_default_corpus_shows_time_and_place_moving_after_the_object(
