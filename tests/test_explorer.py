@@ -215,6 +215,27 @@ def test_ctrl_c_stops_the_server_in_one_line_with_130(tiny_run) -> None:
     assert (code, stderr.strip()) == (130, "interrupted")
 
 
+def test_ctrl_c_is_an_interrupt_even_when_asyncio_takes_uvicorns_re_raised_signal(
+    monkeypatch, capsys
+) -> None:
+    """uvicorn stops on Ctrl-C, then re-raises the signal; asyncio's own SIGINT handler may
+    take it as the cancel of a task that has already ended, and ``run`` returns (seen under
+    load: exit 0, nothing said). A server stopped by a signal still ends as interrupted."""
+    import uvicorn
+
+    from seq2seq.explorer import server
+
+    def stopped_by_a_signal(self, sockets) -> None:
+        for sock in sockets:
+            sock.close()
+        self.should_exit = True  # what uvicorn's signal handler sets before it shuts down
+
+    monkeypatch.setattr(uvicorn.Server, "run", stopped_by_a_signal)
+    with pytest.raises(KeyboardInterrupt):
+        server.serve(None, "127.0.0.1", 0, "a run")  # type: ignore[arg-type]
+    capsys.readouterr()
+
+
 def test_a_wider_bind_needs_host_and_is_warned_about(monkeypatch, capsys) -> None:
     import uvicorn
 

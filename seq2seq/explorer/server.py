@@ -55,8 +55,8 @@ def url_of(sock: socket.socket) -> str:
 
 
 def serve(app: ASGIApp, host: str, port: int, what: str) -> None:
-    """Serve ``app`` on ``host:port`` until Ctrl-C (which uvicorn turns into a clean shutdown,
-    then :class:`KeyboardInterrupt`: the script's one line and exit 130)."""
+    """Serve ``app`` on ``host:port`` until Ctrl-C: uvicorn shuts down cleanly, then this
+    raises :class:`KeyboardInterrupt` (the script's one line and exit 130)."""
     sock = bind(host, port)
     if not is_loopback(host):
         print(
@@ -66,4 +66,9 @@ def serve(app: ASGIApp, host: str, port: int, what: str) -> None:
         )
     print(f"serving {what} at {url_of(sock)} (Ctrl-C stops)", flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    uvicorn.Server(config).run(sockets=[sock])
+    server = uvicorn.Server(config)
+    server.run(sockets=[sock])  # returns once a signal has stopped it
+    if server.should_exit:
+        # uvicorn re-raises the signal after its shutdown, but asyncio's own SIGINT handler may
+        # take it as the cancel of a task that has already ended, and run() returns quietly
+        raise KeyboardInterrupt
