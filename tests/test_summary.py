@@ -160,10 +160,13 @@ def test_evaluations_without_a_training_summary(tmp_path: Path) -> None:
 def test_training_writes_a_summary_that_round_trips(tiny_run) -> None:
     path = tiny_run("additive") / "metrics.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert list(data) == [*TRAINING_KEYS, "distributed", "compute"]
+    assert list(data) == [*TRAINING_KEYS, "distributed", "compute", "decoding"]
     assert data["distributed"] == {"world_size": 1, "backend": None, "world_sizes": [1]}
     compute = data["compute"]
     assert compute["processes"] == 1 and compute["train_flops"] > 0
+    assert compute["train_tokens"] > 0
+    assert data["decoding"]["sentences"] == 60 and data["decoding"]["beam_size"] == 1
+    assert data["decoding"]["seconds"] > 0
     assert compute["fraction_of_peak"] == pytest.approx(
         compute["gflops"] / compute["gemm_gflops_per_process"]
     )

@@ -4,6 +4,7 @@ stop condition, on the tiny toy corpus."""
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -122,7 +123,8 @@ def test_the_process_count_of_every_part_of_a_resumed_run_is_recorded(
     )
     fit(resumed, tmp_path)
     assert resumed.state.world_sizes == [2, 1]
-    summary = run_summary(resumed, load_config(overrides), *resumed.test())
+    tested, scores, decoding = resumed.test()
+    summary = run_summary(resumed, load_config(overrides), tested, scores, decoding=decoding)
     assert summary.distributed is not None and summary.distributed.world_sizes == [2, 1]
 
 
@@ -146,3 +148,25 @@ def test_the_run_counts_the_flops_bench_counts_and_sets_them_against_the_gemm_ra
         compute.gflops / compute.gemm_gflops_per_process
     )
     assert 0 < compute.fraction_of_peak < 1
+    # the tokens it trained on: the target tokens of the same batches, <eos> included
+    batches = training_batches(sampler)
+    tokens = sum(
+        trainer.train_set.collate(next(batches)).num_tgt_tokens for _ in range(trainer.state.step)
+    )
+    assert trainer.state.train_tokens == compute.train_tokens == tokens > 0
+    assert compute.tokens_per_second == pytest.approx(tokens / compute.train_seconds)
+
+
+def test_the_test_times_its_search_alone(trainer: Trainer, tmp_path: Path) -> None:
+    """The test decodes every test sentence once and records how long the search took: less
+    than the whole evaluation (scoring, the loss and the alignment passes excluded)."""
+    fit(trainer, tmp_path)
+    started = time.perf_counter()
+    tested, scores, decoding = trainer.test()
+    whole = time.perf_counter() - started
+    sentences = len(trainer.test_set)
+    assert (tested, decoding.sentences, decoding.beam_size) == ("best.pt", sentences, 1)
+    assert decoding.batch_size == trainer.train.eval_batch_size
+    assert 0 < decoding.seconds < whole
+    assert decoding.sentences_per_second == pytest.approx(sentences / decoding.seconds)
+    assert scores.is_full

@@ -4,6 +4,7 @@ and the alignment error report."""
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -224,6 +225,7 @@ class QuickPart:
     hypotheses: list[list[str]]
     loss_sum: float
     tokens: int
+    decode_seconds: float = 0.0  # the search alone (greedy or beam), wall time
 
 
 def quick_part(
@@ -237,12 +239,14 @@ def quick_part(
     progress: bool = False,
 ) -> QuickPart:
     """The :class:`QuickPart` of ``dataset`` (a whole split, or one process's shard of it)."""
+    started = time.perf_counter()
     hypotheses = translate_dataset(
         model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size,
         progress=progress,
     )  # fmt: skip
+    decode_seconds = time.perf_counter() - started
     loss_sum, tokens = validation_loss_sum(model, dataset, batch_size, device)
-    return QuickPart(hypotheses, loss_sum, tokens)
+    return QuickPart(hypotheses, loss_sum, tokens, decode_seconds)
 
 
 def quick_scores(
@@ -296,6 +300,25 @@ def evaluate(
     quick = quick_scores([part], dataset.pairs, tgt_vocab, beam_size)
     if not full:
         return quick
+    return full_scores(
+        model, dataset, tgt_vocab, part, quick, batch_size=batch_size, device=device,
+        select_head_on=select_head_on,
+    )  # fmt: skip
+
+
+def full_scores(
+    model: Network,
+    dataset: ParallelDataset,
+    tgt_vocab: Vocab,
+    part: QuickPart,
+    quick: Scores,
+    *,
+    batch_size: int,
+    device: torch.device,
+    select_head_on: tuple[str, ParallelDataset] | None = None,
+) -> Scores:
+    """``quick`` (the :func:`quick_scores` of the whole split's ``part``) completed into the
+    full :class:`Scores` of :func:`evaluate`."""
     hypotheses, references = part.hypotheses, [list(p.tgt) for p in dataset.pairs]
     scored = bleu_inputs(hypotheses, dataset.pairs, tgt_vocab.subwords)
     bleu = scored.bleu(scored.hypotheses, scored.references)

@@ -77,6 +77,28 @@ class Compute:
     gemm_gflops_per_process: float
     processes: int
     fraction_of_peak: float
+    train_tokens: int | None = None  # target tokens (<eos> included) of every update
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        """Training throughput: target tokens per second of updates (all processes)."""
+        return None if self.train_tokens is None else self.train_tokens / self.train_seconds
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """How fast training's test was decoded: ``sentences`` in ``seconds`` of search alone
+    (greedy for ``beam_size`` 1, else beam search; ``batch_size`` sentences per batch, on one
+    process and its threads), scoring and the teacher-forced loss excluded."""
+
+    sentences: int
+    seconds: float
+    beam_size: int
+    batch_size: int
+
+    @property
+    def sentences_per_second(self) -> float:
+        return self.sentences / max(self.seconds, 1e-9)
 
 
 @dataclass(frozen=True)
@@ -125,14 +147,23 @@ class RunSummary:
     history: list[ValidationRecord]
     distributed: Distributed | None = None
     compute: Compute | None = None
+    decoding: Decoding | None = None  # of the test block's search
     evaluations: dict[str, Evaluation] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def train_tokens_per_second(self) -> float | None:
+        return None if self.compute is None else self.compute.tokens_per_second
+
+    @property
+    def decoding_sentences_per_second(self) -> float | None:
+        return None if self.decoding is None else self.decoding.sentences_per_second
+
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object: the fields in order (``distributed``, ``compute`` and
-        ``evaluations`` only when there are any), then :attr:`extra`."""
+        """The JSON object: the fields in order (``distributed``, ``compute``, ``decoding``
+        and ``evaluations`` only when there are any), then :attr:`extra`."""
         data = {k: v for k, v in to_plain(self).items() if k != "extra"}
-        for optional in ("distributed", "compute", "evaluations"):
+        for optional in ("distributed", "compute", "decoding", "evaluations"):
             if not data[optional]:
                 del data[optional]
         return data | self.extra

@@ -19,6 +19,7 @@ from seq2seq.evaluation.scoring import bleu_description
 from seq2seq.evaluation.summary import (
     METRICS_FILE,
     Compute,
+    Decoding,
     Distributed,
     RunSummary,
     recorded_evaluations,
@@ -49,6 +50,7 @@ def measure_compute(state: TrainState, processes: int, device: torch.device) -> 
         gemm_gflops_per_process=gemm,
         processes=processes,
         fraction_of_peak=gflops / (gemm * processes),
+        train_tokens=state.train_tokens,
     )
 
 
@@ -58,6 +60,7 @@ def run_summary(
     tested: str,
     test_scores: Scores,
     compute: Compute | None = None,
+    decoding: Decoding | None = None,
 ) -> RunSummary:
     """Everything ``metrics.json`` holds (see :mod:`seq2seq.evaluation.summary`)."""
     state = trainer.state
@@ -82,6 +85,7 @@ def run_summary(
             trainer.group.world_size, trainer.group.backend, list(state.world_sizes)
         ),
         compute=compute,
+        decoding=decoding,
     )
 
 
@@ -145,8 +149,8 @@ def train(
             100 * compute.fraction_of_peak,
             compute.processes,
         )
-        tested, test_scores = trainer.test()
-        summary = run_summary(trainer, config, tested, test_scores, compute)
+        tested, test_scores, decoding = trainer.test()
+        summary = run_summary(trainer, config, tested, test_scores, compute, decoding)
         # what evaluate.py recorded (each names its checkpoint and step) is kept
         summary = replace(summary, evaluations=recorded_evaluations(run_dir / METRICS_FILE))
         summary.save(run_dir / METRICS_FILE)

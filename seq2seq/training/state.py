@@ -29,6 +29,8 @@ class TrainState:
     # matrix-product FLOPs of every update so far, each process' shard at its own padded shape
     # (seq2seq.model.flops: the model's equations, forward + backward)
     train_flops: int = 0
+    # target tokens (<eos> included) of every update so far, over all processes
+    train_tokens: int = 0
     history: list[ValidationRecord] = field(default_factory=list)
     # the process count of each part of the run, in order: a resume on another count adds one
     world_sizes: list[int] = field(default_factory=list)

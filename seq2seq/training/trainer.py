@@ -23,8 +23,8 @@ from seq2seq.config.schema import Config, to_plain
 from seq2seq.data.batching import BucketBatchSampler, ParallelDataset
 from seq2seq.data.loading import load_corpus
 from seq2seq.evaluation.scores import Scores
-from seq2seq.evaluation.scoring import evaluate, quick_part, quick_scores
-from seq2seq.evaluation.summary import ValidationRecord
+from seq2seq.evaluation.scoring import full_scores, quick_part, quick_scores
+from seq2seq.evaluation.summary import Decoding, ValidationRecord
 from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
 from seq2seq.model.flops import BatchShape, train_flops
 from seq2seq.model.tanh import resolve as resolve_tanh
@@ -171,6 +171,7 @@ class Trainer:
                     self.schedule.after_update()
                     state.train_seconds += time.perf_counter() - started
                     state.train_flops += self._update_flops(indices)
+                    state.train_tokens += result.tokens
                     state.step += 1
                     state.batch_in_epoch += 1
                     window.tokens += result.tokens
@@ -301,25 +302,29 @@ class Trainer:
 
     # ------------------------------------------------------------------ the test
 
-    def test(self) -> tuple[str, Scores]:
+    def test(self) -> tuple[str, Scores, Decoding]:
         """Full test-split metrics of ``best.pt`` (``last.pt`` if the run folder has lost
         ``best.pt``, e.g. a resumed copy of ``last.pt`` alone), loaded into :attr:`model`;
-        returns the checkpoint's name and the scores."""
+        returns the checkpoint's name, the scores and how fast the search decoded."""
         name = BEST
         if not (self.ckpt_dir / BEST).exists() and (self.ckpt_dir / LAST).exists():
             log.warning("%s is missing; testing %s instead", self.ckpt_dir / BEST, LAST)
             name = LAST
         self.model.load_state_dict(load_checkpoint(self.ckpt_dir / name, self.device).model)
-        scores = evaluate(
-            self.model,
-            self.test_set,
-            self.corpus.tgt_vocab,
-            batch_size=self.train.eval_batch_size,
-            device=self.device,
-            beam_size=self.train.beam_size,
-            select_head_on=("valid", self.valid_set),
-        )
-        return name, scores
+        tgt_vocab, batch_size, beam_size = (
+            self.corpus.tgt_vocab, self.train.eval_batch_size, self.train.beam_size,
+        )  # fmt: skip
+        part = quick_part(
+            self.model, self.test_set, tgt_vocab, batch_size=batch_size, device=self.device,
+            beam_size=beam_size,
+        )  # fmt: skip
+        scores = full_scores(
+            self.model, self.test_set, tgt_vocab, part,
+            quick_scores([part], self.test_set.pairs, tgt_vocab, beam_size),
+            batch_size=batch_size, device=self.device, select_head_on=("valid", self.valid_set),
+        )  # fmt: skip
+        seconds = round(part.decode_seconds, 3)
+        return name, scores, Decoding(len(self.test_set), seconds, beam_size, batch_size)
 
 
 def _first_non_finite(result: StepResult) -> float:

@@ -5,7 +5,8 @@
 runs by attention variant and writes, into the output folder:
 
 * ``comparison.md`` -- the main table (test BLEU, chrF, exact match, AER, attention entropy,
-  parameters, training time, steps to best; mean ± sd over seeds) and a BLEU-by-source-length
+  parameters, training time, training target tokens/s, test sentences decoded per second,
+  steps to best; mean ± sd over seeds) and a BLEU-by-source-length
   table (mean over seeds);
 * ``comparison.csv`` -- the same numbers, one row per variant (``<metric>_mean``,
   ``<metric>_sd``, ``<metric>_n``, and ``bleu_len_<bucket>_mean``/``_sd``/``_n``);

@@ -53,6 +53,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("attention_entropy", "entropy", ".3f"),
     Column("parameters", "parameters", ",.0f", in_test=False, show_sd=False),
     Column("train_seconds", "train time (s)", ".1f", in_test=False),
+    Column("train_tokens_per_second", "train tokens/s", ",.0f", in_test=False),
+    Column("decoding_sentences_per_second", "test sentences/s", ",.0f", in_test=False),
     Column("best_step", "steps to best", ".0f", in_test=False),
 )
 
