@@ -297,12 +297,11 @@ def evaluate(
         model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size,
         progress=progress,
     )  # fmt: skip
-    quick = quick_scores([part], dataset.pairs, tgt_vocab, beam_size)
     if not full:
-        return quick
+        return quick_scores([part], dataset.pairs, tgt_vocab, beam_size)
     return full_scores(
-        model, dataset, tgt_vocab, part, quick, batch_size=batch_size, device=device,
-        select_head_on=select_head_on,
+        model, dataset, tgt_vocab, part, batch_size=batch_size, device=device,
+        beam_size=beam_size, select_head_on=select_head_on,
     )  # fmt: skip
 
 
@@ -311,14 +310,15 @@ def full_scores(
     dataset: ParallelDataset,
     tgt_vocab: Vocab,
     part: QuickPart,
-    quick: Scores,
     *,
     batch_size: int,
     device: torch.device,
+    beam_size: int = 1,
     select_head_on: tuple[str, ParallelDataset] | None = None,
 ) -> Scores:
-    """``quick`` (the :func:`quick_scores` of the whole split's ``part``) completed into the
-    full :class:`Scores` of :func:`evaluate`."""
+    """The full :class:`Scores` of :func:`evaluate` from ``part``, the :func:`quick_part` of
+    the whole of ``dataset`` (decoded with ``beam_size``)."""
+    quick = quick_scores([part], dataset.pairs, tgt_vocab, beam_size)
     hypotheses, references = part.hypotheses, [list(p.tgt) for p in dataset.pairs]
     scored = bleu_inputs(hypotheses, dataset.pairs, tgt_vocab.subwords)
     bleu = scored.bleu(scored.hypotheses, scored.references)

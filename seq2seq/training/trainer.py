@@ -319,9 +319,8 @@ class Trainer:
             beam_size=beam_size,
         )  # fmt: skip
         scores = full_scores(
-            self.model, self.test_set, tgt_vocab, part,
-            quick_scores([part], self.test_set.pairs, tgt_vocab, beam_size),
-            batch_size=batch_size, device=self.device, select_head_on=("valid", self.valid_set),
+            self.model, self.test_set, tgt_vocab, part, batch_size=batch_size,
+            device=self.device, beam_size=beam_size, select_head_on=("valid", self.valid_set),
         )  # fmt: skip
         seconds = round(part.decode_seconds, 3)
         return name, scores, Decoding(len(self.test_set), seconds, beam_size, batch_size)
