@@ -54,10 +54,14 @@ from seq2seq.model.tanh import KERNELS as TANH_KERNELS
 class AdditiveScorer:
     """``s[b, j] = v · tanh(W_a h[b] + b_a + K[b, j])`` with ``K = U_a k`` (B, T_s, A).
 
-    Forward keeps the energies ``E_t = tanh(...)`` (B, T_s, A) of every step, as autograd would:
-    backward needs them for ``tanh'`` and for ``v``'s gradient. They are kept as one tensor per
-    step, not slices of one (T_t, B, T_s, A) buffer: a buffer that large (~100 MB at batch 64)
-    is fresh memory from the OS at every batch, and filling it measured ~30% slower.
+    The energies ``E_t = tanh(q_t + K)`` (B, T_s, A) are the step's largest tensor, and backward
+    needs them for ``tanh'`` and for ``v``'s gradient. Kept for every step, as autograd would, they
+    are T_t fresh tensors per batch (tens of MB at the default sizes) written once and read back
+    in backward from main memory; so forward keeps only the queries ``q_t`` (B, A) and backward
+    recomputes each step's energies, the same operations on the same inputs (so the same
+    values), into one buffer that stays in the cache, as activation checkpointing does.
+    Measured: the recomputation's add and tanh cost less than writing and re-reading the kept
+    energies (docs/performance.md).
 
     :attr:`tanh` is the in-place kernel of the attention's form (:mod:`seq2seq.model.tanh`);
     :data:`ADDITIVE_SCORERS` holds one subclass per form.
@@ -69,35 +73,38 @@ class AdditiveScorer:
         """keys (B, T_s, A) = U_a k, query_weight (A, H), query_bias (A,), v (1, A)."""
         self.keys, self.query_weight, self.query_bias = keys, query_weight, query_bias
         self.v = v.reshape(-1)  # (A,)
-        self.energies: list[Tensor] = []  # E_t (B, T_s, A) per step
+        self.energy = torch.empty_like(keys)  # E_t (B, T_s, A), one step's at a time
+        self.queries: list[Tensor] = []  # q_t (B, A) per step
+
+    def energies(self, query: Tensor) -> Tensor:
+        """E = tanh(q + K) into the one buffer, in the attention's form (seq2seq.model.tanh):
+        the largest element-wise cost of a step; both forms agree to float32 rounding with the
+        plain path. query (B, A) -> E (B, T_s, A)."""
+        return self.tanh(torch.add(self.keys, query.unsqueeze(1), out=self.energy))
 
     def scores(self, state: Tensor) -> Tensor:
         """The next step's scores for the previous state (B, H) -> (B, T_s)."""
         query = torch.addmm(self.query_bias, state, self.query_weight.t())  # (B, A)
-        # E = tanh(x), in the attention's form (seq2seq.model.tanh): the largest element-wise
-        # cost of a step; both forms agree to float32 rounding with the plain path
-        energy = self.tanh(torch.add(self.keys, query.unsqueeze(1)))
-        self.energies.append(energy)
-        return energy @ self.v  # (B, T_s)
+        self.queries.append(query)
+        return self.energies(query) @ self.v  # (B, T_s)
 
     def start_backward(self) -> None:
         batch, src_len, size = self.keys.shape
-        steps = len(self.energies)
+        steps = len(self.queries)
         self.query_grads = self.keys.new_empty(steps, batch, size)  # dL/dq per step
         self.score_grads = self.keys.new_empty(steps, batch, src_len)  # dL/ds per step
         self.keys_grad_sq = torch.zeros_like(self.keys)  # Σ_t ds_t ⊙ E_t², (B, T_s, A)
         self.v_grad = self.v.new_zeros(size)  # (A,)
-        self.squared = torch.empty_like(self.keys)  # scratch for E_t²
 
     def backward_step(self, t: int, score_grad: Tensor) -> Tensor:
         """dL/ds_t (B, T_s) -> this step's share of dL/dh_{t-1} (B, H)."""
-        energy = self.energies[t]
+        energy = self.energies(self.queries[t])  # recomputed, as forward made it
         self.score_grads[t] = score_grad
-        # s = E v  ->  dv = Σ_{b, j} ds[b, j] E[b, j] (a GEMV per step: the E_t are separate)
-        self.v_grad.addmv_(energy.reshape(-1, energy.size(-1)).t(), score_grad.reshape(-1))
+        # s = E v  ->  dv = Σ_{b, j} ds[b, j] E[b, j] (a GEMV per step)
+        self.v_grad.addmv_(energy.view(-1, energy.size(-1)).t(), score_grad.reshape(-1))
         # s = Σ_a v_a E_a, E = tanh(q + K): ∂s/∂q = ∂s/∂K = v ⊙ (1 - E²), so
         # dq[b] = v ⊙ Σ_j ds[b, j] (1 - E[b, j]²) = v ⊙ (Σ_j ds[b, j] - ds[b] · E[b]²)
-        squared = torch.mul(energy, energy, out=self.squared)  # (B, T_s, A)
+        squared = energy.mul_(energy)  # E² (B, T_s, A), in place: E is not needed any more
         weighted_sq = torch.bmm(score_grad.unsqueeze(1), squared).squeeze(1)  # (B, A)
         query_grad = self.v * (score_grad.sum(1, keepdim=True) - weighted_sq)  # (B, A)
         self.query_grads[t] = query_grad
@@ -285,18 +292,33 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
         prev_states, states = all_states[:-1], all_states[1:]  # (T_t, B, H) each
         reset, update, candidate, hidden_n = (torch.empty_like(states) for _ in range(4))
         weights = state.new_empty(steps, batch, heads * mask.size(1))
+        # Each step's views made once (one call each, not a dozen per step), and what does not
+        # change between steps; the loop runs gru_cell's operations in its order, so the
+        # values are the textbook step's.
+        x_steps, weight_hh_t = input_gates.unbind(1), weight_hh.t()
+        r_steps, z_steps, n_steps, hn_steps = (
+            x.unbind(0) for x in (reset, update, candidate, hidden_n)
+        )
+        out_steps = states.unbind(0)
+        weight_steps = weights.unbind(0)  # (B, h·T_s), the mixer's input
+        # the softmax's output per step: (B, T_s), or (B, h, T_s) for multi-head scores
+        per_head_weights = weights.view(steps, batch, heads, -1) if per_head.dim() == 3 else weights
+        softmax_steps = per_head_weights.unbind(0)
+        unmasked = ~per_head
         for t in range(steps):
-            # (B, T_s), or (B, h, T_s) laid out as (B, h·T_s)
-            weights[t] = masked_softmax(scorer.scores(state), per_head).view(batch, -1)
-            gates = input_gates[:, t] + mixer.forward_step(weights[t])
-            hidden_gates = torch.addmm(bias_hh, state, weight_hh.t())  # (B, 3H)
+            # α: (B, T_s), or (B, h, T_s) laid out as (B, h·T_s)
+            scores = scorer.scores(state)
+            masked_softmax(scores, per_head, unmasked=unmasked, out=softmax_steps[t])
+            gates = x_steps[t] + mixer.forward_step(weight_steps[t])
+            hidden_gates = torch.addmm(bias_hh, state, weight_hh_t)  # (B, 3H)
             g_r, g_z, g_n = gates.chunk(3, dim=1)
             h_r, h_z, h_n = hidden_gates.chunk(3, dim=1)
-            torch.sigmoid(g_r + h_r, out=reset[t])
-            torch.sigmoid(g_z + h_z, out=update[t])
-            hidden_n[t] = h_n
-            torch.tanh(g_n + reset[t] * h_n, out=candidate[t])
-            state = torch.add(candidate[t], update[t] * (state - candidate[t]), out=states[t])
+            r, z, n = r_steps[t], z_steps[t], n_steps[t]
+            torch.sigmoid(g_r + h_r, out=r)
+            torch.sigmoid(g_z + h_z, out=z)
+            hn_steps[t].copy_(h_n)
+            torch.tanh(g_n + r * h_n, out=n)
+            state = torch.add(n, z * (state - n), out=out_steps[t])
         ctx.mixer, ctx.scorer, ctx.heads = mixer, scorer, heads
         ctx.saved = (prev_states, reset, update, candidate, hidden_n, weights)
         ctx.mixer_size = mixer_size
@@ -321,26 +343,38 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
         weights_grad = weights_grad.transpose(0, 1)  # (T_t, B, h·T_s)
         gates_grad = prev_states.new_empty(steps, batch, 3 * hidden)  # dL/dg_t
         hidden_gates_grad = torch.empty_like(gates_grad)  # dL/dhg_t
+        # what the steps' gradients multiply by, for all steps at once (the same values as
+        # computed step by step: element-wise, in the same order)
+        one_minus_z, one_minus_r = 1 - update, 1 - reset
+        n_slope = 1 - candidate * candidate  # tanh' = 1 - n²
+        h_minus_n = prev_states - candidate
+        # each step's views, made once (list indexing costs no operator call)
+        r_s, z_s, one_r_s, one_z_s, slope_s, h_minus_n_s, h_n_s = (
+            x.unbind(0)
+            for x in (reset, update, one_minus_r, one_minus_z, n_slope, h_minus_n, hidden_n)
+        )
+        h_grad_s, alpha_s, alpha_out_s = (x.unbind(0) for x in (states_grad, weights, weights_grad))
+        g_grad_s, hg_grad_s = gates_grad.unbind(0), hidden_gates_grad.unbind(0)
         carry = torch.zeros_like(prev_states[0])  # dL/dh_t from the steps after t
         for t in reversed(range(steps)):
-            r, z, n = reset[t], update[t], candidate[t]
-            state_grad = states_grad[t] + carry
+            r, z, one_r, one_z, h_n = r_s[t], z_s[t], one_r_s[t], one_z_s[t], h_n_s[t]
+            g_grad, hg_grad, alpha = g_grad_s[t], hg_grad_s[t], alpha_s[t]
+            state_grad = h_grad_s[t] + carry
             # h' = (1 - z) n + z h
-            n_grad = state_grad * (1 - z)
-            z_grad = state_grad * (prev_states[t] - n)
+            n_grad = state_grad * one_z
+            z_grad = state_grad * h_minus_n_s[t]
             # n = tanh(a_n), a_n = g_n + r ⊙ hg_n  ->  da_n = dn (1 - n²)
-            a_n_grad = n_grad * (1 - n * n)
+            a_n_grad = n_grad * slope_s[t]
             # r = σ(a_r), z = σ(a_z), a = g + hg  ->  da = d· σ (1 - σ)
-            a_r_grad = a_n_grad * hidden_n[t] * r * (1 - r)
-            a_z_grad = z_grad * z * (1 - z)
-            torch.cat([a_r_grad, a_z_grad, a_n_grad], dim=1, out=gates_grad[t])
+            a_r_grad = a_n_grad * h_n * r * one_r
+            a_z_grad = z_grad * z * one_z
+            torch.cat([a_r_grad, a_z_grad, a_n_grad], dim=1, out=g_grad)
             # hg enters a_r, a_z directly and a_n through r ⊙ hg_n
-            torch.cat([a_r_grad, a_z_grad, a_n_grad * r], dim=1, out=hidden_gates_grad[t])
+            torch.cat([a_r_grad, a_z_grad, a_n_grad * r], dim=1, out=hg_grad)
             # hg = W_hh h + b_hh  ->  dh = dhg W_hh; plus the direct path z h
-            carry = torch.addmm(state_grad * z, hidden_gates_grad[t], weight_hh)
+            carry = torch.addmm(state_grad * z, hg_grad, weight_hh)
             # g = x + mix(α)  ->  dα from the mixer (+ what the readout sends back through α)
-            alpha = weights[t]
-            alpha_grad = mixer.backward_step(t, gates_grad[t]) + weights_grad[t]  # (B, h·T_s)
+            alpha_grad = mixer.backward_step(t, g_grad) + alpha_out_s[t]  # (B, h·T_s)
             if heads > 1:  # the softmax ran per head
                 alpha, alpha_grad = alpha.view(batch, heads, -1), alpha_grad.view(batch, heads, -1)
             # α = softmax(s) on real positions, 0 elsewhere: ds = α ⊙ (dα - Σ α dα); masked
