@@ -173,3 +173,19 @@ def test_the_decoder_says_which_recurrence_runs():
     assert same_model(model, "steps").decoder.recurrence(memory) == "steps"
     with pytest.raises(ValueError, match="recurrence='fast'"):
         tiny_model("additive", recurrence="fast")
+
+
+@pytest.mark.parametrize("form", sorted(ADDITIVE_SCORERS))
+def test_additive_backward_recomputes_exactly_the_energies_forward_used(form):
+    """Forward keeps only the queries; backward's recomputed E_t must be forward's, bit for bit
+    (otherwise the gradients would belong to slightly different energies)."""
+    generator = torch.Generator().manual_seed(3)
+    keys, weight, bias = (torch.randn(*s, generator=generator) for s in ((B, T_S, 4), (4, H), (4,)))
+    scorer = ADDITIVE_SCORERS[form](keys, weight, bias, torch.randn(1, 4, generator=generator))
+    seen = []
+    for _ in range(T_T):
+        scorer.scores(torch.randn(B, H, generator=generator))
+        seen.append(scorer.energy.clone())
+    assert len(scorer.queries) == T_T
+    for t in reversed(range(T_T)):  # backward's order; the one buffer is overwritten each time
+        assert torch.equal(scorer.energies(scorer.queries[t]), seen[t])
