@@ -123,3 +123,17 @@ def test_single_head_options_set_only_the_type(option):
     text = (REPO / "conf" / "attention" / f"{option}.yaml").read_text(encoding="utf-8")
     keys = [line.split(":")[0] for line in text.splitlines() if line and not line.startswith("#")]
     assert keys == ["type"]
+
+
+def test_tatoeba_with_the_transformer_gets_the_corpus_regularisation_not_the_synthetic_one():
+    """model=transformer comes after data=tatoeba, so its dropout 0.0 would win; the
+    data_model preset (conf/data_model/tatoeba_transformer.yaml) gives it the corpus's."""
+    tatoeba_dropout = compose_config("data=tatoeba").model.dropout
+    assert tatoeba_dropout > 0
+    assert compose_config("data=tatoeba", "model=transformer").model.dropout == tatoeba_dropout
+    assert compose_config("model=transformer").model.dropout == 0.0  # synthetic: unchanged
+    chosen = compose_config("data=tatoeba", "model=transformer", "model.dropout=0.1")
+    assert chosen.model.dropout == 0.1  # the command line still wins
+    # the comparison's budget preset keeps its own settings for every row
+    row = compose_config("+experiment=compare_tatoeba", "+variant=transformer")
+    assert row.model.kind == "transformer" and row.model.dropout == 0.2
