@@ -125,15 +125,18 @@ def test_single_head_options_set_only_the_type(option):
     assert keys == ["type"]
 
 
-def test_tatoeba_with_the_transformer_gets_the_corpus_regularisation_not_the_synthetic_one():
+def test_tatoeba_with_the_transformer_gets_its_own_preset_not_the_synthetic_one():
     """model=transformer comes after data=tatoeba, so its dropout 0.0 would win; the
-    data_model preset (conf/data_model/tatoeba_transformer.yaml) gives it the corpus's."""
-    tatoeba_dropout = compose_config("data=tatoeba").model.dropout
-    assert tatoeba_dropout > 0
-    assert compose_config("data=tatoeba", "model=transformer").model.dropout == tatoeba_dropout
+    data_model preset (conf/data_model/tatoeba_transformer.yaml) sets the Transformer's own."""
+    preset = OmegaConf.load(REPO / "conf" / "data_model" / "tatoeba_transformer.yaml")
+    assert preset.model.dropout > 0
+    tatoeba = compose_config("data=tatoeba", "model=transformer")
+    assert tatoeba.model.kind == "transformer" and tatoeba.model.dropout == preset.model.dropout
+    assert tatoeba.train == compose_config("data=tatoeba").train  # the corpus's schedule, beam
     assert compose_config("model=transformer").model.dropout == 0.0  # synthetic: unchanged
+    assert compose_config("data=tatoeba").model.dropout == 0.3  # the GRU preset: unchanged
     chosen = compose_config("data=tatoeba", "model=transformer", "model.dropout=0.1")
     assert chosen.model.dropout == 0.1  # the command line still wins
     # the comparison's budget preset keeps its own settings for every row
     row = compose_config("+experiment=compare_tatoeba", "+variant=transformer")
-    assert row.model.kind == "transformer" and row.model.dropout == 0.2
+    assert row.model.kind == "transformer" and row.train.max_epochs == 10
