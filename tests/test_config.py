@@ -137,6 +137,6 @@ def test_tatoeba_with_the_transformer_gets_its_own_preset_not_the_synthetic_one(
     assert compose_config("data=tatoeba").model.dropout == 0.3  # the GRU preset: unchanged
     chosen = compose_config("data=tatoeba", "model=transformer", "model.dropout=0.1")
     assert chosen.model.dropout == 0.1  # the command line still wins
-    # the comparison's budget preset keeps its own settings for every row
+    # the comparison's Tatoeba budget still composes with the transformer row (its 10 epochs)
     row = compose_config("+experiment=compare_tatoeba", "+variant=transformer")
     assert row.model.kind == "transformer" and row.train.max_epochs == 10

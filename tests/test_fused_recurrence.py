@@ -11,12 +11,8 @@ import torch
 
 import seq2seq.model.decoder as decoder_module
 from seq2seq.model.context import ProjectedContext, ValueGates
-from seq2seq.model.fused_recurrence import (
-    ADDITIVE_SCORERS,
-    DotScorer,
-    FusedBahdanauRecurrence,
-    MultiHeadScorer,
-)
+from seq2seq.model.fused_recurrence import FusedBahdanauRecurrence
+from seq2seq.model.scorers import ADDITIVE_SCORERS, DotScorer, MultiHeadScorer
 from tests.helpers.models import same_model, tiny_model, toy_batch
 
 B, T_T, T_S, H = 3, 4, 5, 3

@@ -13,8 +13,8 @@ import torch
 from seq2seq.errors import UserError
 from seq2seq.model import tanh
 from seq2seq.model.checkpoint import Checkpoint, load_checkpoint
-from seq2seq.model.fused_recurrence import ADDITIVE_SCORERS
 from seq2seq.model.names import TanhForm
+from seq2seq.model.scorers import ADDITIVE_SCORERS
 from seq2seq.training.checkpointing import LAST
 from seq2seq.training.trainer import Trainer
 from tests.helpers.config import compose_config

@@ -21,8 +21,9 @@ from torch import Tensor, nn
 
 from seq2seq.data.vocab import Vocab
 from seq2seq.model.attention import Attention, Memory
-from seq2seq.model.fused_recurrence import fused_bahdanau_recurrence, fused_scorer
+from seq2seq.model.fused_recurrence import fused_bahdanau_recurrence
 from seq2seq.model.names import DECODER_TYPES
+from seq2seq.model.scorers import fused_scorer
 from seq2seq.model.shapes import expect
 from seq2seq.model.spec import ModelSpec
 
