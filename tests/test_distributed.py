@@ -69,9 +69,9 @@ def test_workers_drop_the_users_hydra_output_settings() -> None:
 def test_launch_checks_name_the_problem() -> None:
     two = Launch(rank=0, local_rank=0, world_size=2)
     refuse_multirun(Launch(), multirun=True)  # one process: sweeps are fine
-    check_batch_size(two, batch_size=2)
+    check_batch_size(two.world_size, batch_size=2)
     with pytest.raises(UserError, match="global batch"):
-        check_batch_size(two, batch_size=1)
+        check_batch_size(two.world_size, batch_size=1)
     with pytest.raises(UserError, match="multirun"):
         refuse_multirun(two, multirun=True)
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from seq2seq.config.schema import DataConfig
-from seq2seq.data.corpus import SPLITS, Pair, TsvFormat, join_chinese, read_tsv
+from seq2seq.data.corpus import SPLITS, Pair, TsvFormat, read_tsv
+from seq2seq.data.segmentation import in_subwords
 from seq2seq.data.subwords import Subwords
 from seq2seq.data.synthetic.store import CORPUS_FILE, Outcome, ensure_corpus
 from seq2seq.data.vocab import Vocab
@@ -130,19 +131,7 @@ def load_corpus(data: DataConfig) -> Corpus:
     """The splits plus vocabularies built from the training split (with
     ``data.tgt_subwords`` / ``data.src_subwords``: English / Chinese pieces of a model trained
     on it, every piece kept)."""
-    splits = load_splits(data)
-    src_subwords, tgt_subwords = None, None
-    for option in ("src_subwords", "tgt_subwords"):
-        if getattr(data, option):
-            _check_word_level_not_needed(splits, f"data.{option}", data.synthetic)
-    if data.src_subwords:
-        train_texts = (chinese_text(p, data.char_level_src) for p in splits["train"])
-        src_subwords = Subwords.train(train_texts, data.src_subwords, "data.src_subwords")
-        splits = segment_sources(splits, src_subwords, data.char_level_src)
-    if data.tgt_subwords:
-        train_texts = map(english_text, splits["train"])
-        tgt_subwords = Subwords.train(train_texts, data.tgt_subwords, "data.tgt_subwords")
-        splits = segment_targets(splits, tgt_subwords)
+    splits, src_subwords, tgt_subwords = in_subwords(load_splits(data), data)
 
     def min_freq(subwords: Subwords | None) -> int:
         return 1 if subwords is not None else data.min_freq  # every piece is kept
@@ -154,58 +143,3 @@ def load_corpus(data: DataConfig) -> Corpus:
         tgt_vocab=Vocab.build((p.tgt for p in train), min_freq(tgt_subwords), tgt_subwords),
         file_sha256=file_sha256(data.path) if data.path else None,
     )
-
-
-def chinese_text(pair: Pair, char_level: bool) -> str:
-    """The Chinese a subword model sees: the tokens joined as the corpus wrote them (without
-    spaces for a character-level corpus, with them for a segmented one)."""
-    return join_chinese(pair.src, char_level)
-
-
-def segment_sources(
-    splits: dict[str, list[Pair]], subwords: Subwords, char_level: bool
-) -> dict[str, list[Pair]]:
-    """Every split with its Chinese re-tokenized into ``subwords``' pieces."""
-    _check_word_level_not_needed(splits, "data.src_subwords")
-    return {
-        split: [replace(p, src=subwords.segment(chinese_text(p, char_level))) for p in pairs]
-        for split, pairs in splits.items()
-    }
-
-
-def _check_word_level_not_needed(
-    splits: dict[str, list[Pair]], option: str, synthetic: bool = False
-) -> None:
-    """Subwords (``option``) only where nothing links words: not on the synthetic corpus, not
-    with gold alignments."""
-    if synthetic:
-        raise UserError(
-            f"{option} needs a real corpus: the synthetic one is scored and aligned word by "
-            f"word; set {option}=0"
-        )
-    if any(p.alignment is not None for pairs in splits.values() for p in pairs):
-        raise UserError(
-            f"{option}: this corpus has gold alignments, which link words, not subwords; set "
-            f"data.alignment_column=null to drop them, or {option}=0"
-        )
-
-
-def english_text(pair: Pair) -> str:
-    """The English a subword model sees: the sentence as the corpus wrote it, lowercased
-    when the corpus is (``data.lowercase_tgt``)."""
-    raw = pair.tgt_raw
-    if raw is None:
-        raise UserError(
-            "data.tgt_subwords needs a real corpus: the synthetic one is scored and aligned "
-            "word by word; set data.tgt_subwords=0"
-        )
-    return raw.text.lower() if raw.lowercased else raw.text
-
-
-def segment_targets(splits: dict[str, list[Pair]], subwords: Subwords) -> dict[str, list[Pair]]:
-    """Every split with its English re-tokenized into ``subwords``' pieces."""
-    _check_word_level_not_needed(splits, "data.tgt_subwords")
-    return {
-        split: [replace(p, tgt=subwords.segment(english_text(p))) for p in pairs]
-        for split, pairs in splits.items()
-    }

@@ -14,7 +14,8 @@ from seq2seq.config.schema import DataConfig
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.corpus import Pair, join_chinese, tokenize_src
 from seq2seq.data.detokenize import join_english
-from seq2seq.data.loading import check_same_file, load_splits, segment_sources, segment_targets
+from seq2seq.data.loading import check_same_file, load_splits
+from seq2seq.data.segmentation import segment_sources, segment_targets
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.model.checkpoint import load_checkpoint, model_from_checkpoint

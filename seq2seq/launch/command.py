@@ -60,13 +60,14 @@ def run_command(
     launch = Launch.from_env()
     try:
         refuse_multirun(launch, multirun)
-        check_batch_size(launch, config.train.batch_size)
+        processes = (
+            launch.world_size if launch.launched else planned_processes(config, multirun=multirun)
+        )
+        check_batch_size(processes, config.train.batch_size)
         if launch.is_main:
             folder.claim()
-        if not launch.launched:
-            processes = planned_processes(config, multirun=multirun)
-            if processes > 1:
-                return _launch(config, folder, script, argv, processes)
+        if processes > 1 and not launch.launched:
+            return _launch(config, folder, script, argv, processes)
         return _train_here(config, hydra, folder, launch)
     except UserError:
         if launch.is_main:  # ranks above 0 see "." as their folder: it is not theirs
@@ -80,7 +81,6 @@ def _launch(
     config: Config, folder: RunFolder, script: str, argv: list[str], processes: int
 ) -> float:
     """Start ``processes`` workers for this run and wait; their exit code is this one's."""
-    check_batch_size(Launch(world_size=processes), config.train.batch_size)
     if config.data.synthetic and not config.data.path:
         ensure_synthetic_corpus(config.data)  # once, before the workers read it
     code = launch_workers(script, argv, processes, folder.path)

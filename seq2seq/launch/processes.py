@@ -59,12 +59,13 @@ def refuse_multirun(launch: Launch, multirun: bool) -> None:
         )
 
 
-def check_batch_size(launch: Launch, batch_size: int) -> None:
-    """Every rank needs a pair of every global batch; checked before any process group."""
-    if batch_size < launch.world_size:
+def check_batch_size(processes: int, batch_size: int) -> None:
+    """Every one of the run's ``processes`` needs a pair of every global batch; checked before
+    anything is written and before any process group."""
+    if batch_size < processes:
         raise UserError(
             f"train.batch_size={batch_size} is the global batch and must be at least the "
-            f"number of processes ({launch.world_size})"
+            f"number of processes ({processes})"
         )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from seq2seq.config.schema import Config, DataConfig, TrainConfig, to_plain
+from seq2seq.config.schema import DataConfig, TrainConfig
 from seq2seq.data.loading import Corpus
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
@@ -74,13 +74,16 @@ def rng_of_rank(saved: Checkpoint, rank: int, world_size: int) -> dict[str, Any]
     return {k: v for k, v in saved.rng.items() if k != "ranks"}
 
 
-def resume_point(ckpt_dir: Path, config: Config, device: torch.device) -> Checkpoint | None:
+def resume_point(
+    ckpt_dir: Path, resume: bool, config: dict[str, Any], device: torch.device
+) -> Checkpoint | None:
     """What a run continues from: None for a new run (refused where ``ckpt_dir`` holds one
-    already), else ``last.pt`` loaded after refusing a checkpoint whose frozen settings differ
-    from today's (continuing it would silently train another model). Needs no corpus:
-    checked first."""
+    already), else (``resume``) ``last.pt`` loaded after refusing a checkpoint whose frozen
+    settings differ from today's ``config`` (as plain data, :func:`~seq2seq.config.schema.
+    to_plain`: continuing it would silently train another model). Needs no corpus: checked
+    first."""
     path = ckpt_dir / LAST
-    if not config.resume:
+    if not resume:
         if path.exists():
             raise UserError(
                 f"{ckpt_dir.parent} already holds a training run; pass resume=true to continue "
@@ -93,7 +96,7 @@ def resume_point(ckpt_dir: Path, config: Config, device: torch.device) -> Checkp
             "to continue"
         )
     saved = load_checkpoint(path, map_location=device, purpose="resume")
-    changed = frozen_differences(saved.config, to_plain(config))
+    changed = frozen_differences(saved.config, config)
     if changed:
         raise UserError(
             f"cannot resume: {'; '.join(changed[:3])}; resume with the checkpoint's settings"

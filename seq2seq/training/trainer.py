@@ -62,17 +62,16 @@ class Trainer:
 
     def __init__(self, config: Config, run_dir: str | Path, group: ProcessGroup | None = None):
         self.train = config.train  # the one section the loop reads
-        self.stored_config = to_plain(config)  # what checkpoints record
+        self.stored_config = stored = to_plain(config)  # what checkpoints record
         self.samples = sample_sources(config.data.samples, config.data.char_level_src)
         self.split_punct = config.data.split_tgt_punct
         self.run_dir = Path(run_dir)
         self.ckpt_dir = self.run_dir / "checkpoints"
-        self.device = resolve_device(config.device)
-        self.group = group or ProcessGroup(Launch(), None, self.device)
-        if self.group.distributed:
-            self.device = self.group.device  # cuda:<local rank> under nccl
+        # The launch resolved the device for its group (cuda:<local rank> under nccl).
+        self.group = group or ProcessGroup(Launch(), None, resolve_device(config.device))
+        self.device = self.group.device
         # The checks that need no corpus come first: a refused command generates nothing.
-        saved = checkpointing.resume_point(self.ckpt_dir, config, self.device)
+        saved = checkpointing.resume_point(self.ckpt_dir, config.resume, stored, self.device)
         set_threads(config.train.num_threads)
         seed_everything(config.seed)
         self.corpus = corpus = load_corpus(config.data)
