@@ -177,6 +177,27 @@ def test_incremental_decoding_equals_rerunning_the_prefix(model: Transformer) ->
     assert state.length == tgt.size(1)
 
 
+def test_the_cache_grows_and_reorders_in_place_and_still_equals_rerunning_the_prefix(
+    model: Transformer,
+) -> None:
+    generator = torch.Generator().manual_seed(9)
+    src, src_mask = padded_batch(generator, [6, 2, 4], 30, 6)
+    tgt = torch.cat(  # 20 tokens: past the cache's first capacity (8) twice
+        [torch.full((3, 1), Vocab.bos_id), torch.randint(4, 25, (3, 19), generator=generator)], 1
+    )
+    order = torch.tensor([2, 0, 0, 1])  # mid-way, as beam search reorders its rows
+    full_logits, _ = model(src, src_mask.sum(1), src_mask, tgt)
+    memory, state = model.encode(src, src_mask.sum(1), src_mask)
+    rows = torch.arange(3)
+    for t in range(tgt.size(1)):
+        if t == 11:
+            state, rows = state.index_select(0, order), rows[order]
+            memory = Memory(*(x.index_select(0, order) for x in memory))
+        logits, state, _ = model.decoder.step(tgt[rows, t], state, memory)
+        torch.testing.assert_close(logits, full_logits[rows, t], atol=1e-5, rtol=1e-5)
+    assert state.length == tgt.size(1) and state.keys.size(3) >= tgt.size(1)
+
+
 def test_greedy_and_beam_search_decode_with_the_cache(model: Transformer) -> None:
     generator = torch.Generator().manual_seed(7)
     src, src_mask = padded_batch(generator, [5, 3], 30, 5)
