@@ -140,3 +140,20 @@ def test_tatoeba_with_the_transformer_gets_its_own_preset_not_the_synthetic_one(
     # the comparison's Tatoeba budget still composes with the transformer row (its 10 epochs)
     row = compose_config("+experiment=compare_tatoeba", "+variant=transformer")
     assert row.model.kind == "transformer" and row.train.max_epochs == 10
+
+
+def test_the_transformer_on_the_synthetic_corpus_gets_its_tuned_optimizer_alone():
+    """conf/data_model/synthetic_transformer.yaml: label smoothing and Adam's beta2 for the
+    Transformer on the synthetic corpus; the GRU and Tatoeba's Transformer keep theirs."""
+    preset = OmegaConf.load(REPO / "conf" / "data_model" / "synthetic_transformer.yaml")
+    transformer = compose_config("model=transformer").train
+    assert transformer.adam_beta2 == preset.train.adam_beta2 != 0.999
+    assert transformer.label_smoothing == preset.train.label_smoothing > 0
+    assert compose_config().train == compose_config("attention=dot").train  # the GRU: schema's
+    assert compose_config().train.adam_beta2 == 0.999
+    tatoeba = compose_config("data=tatoeba", "model=transformer").train
+    assert tatoeba == compose_config("data=tatoeba").train  # the corpus's own schedule
+    row = compose_config("+experiment=compare", "+variant=transformer").train
+    assert row == transformer  # the comparison's Transformer row is the tuned one
+    chosen = compose_config("model=transformer", "train.adam_beta2=0.99").train
+    assert chosen.adam_beta2 == 0.99  # the command line still wins

@@ -37,3 +37,12 @@ def test_settings_newer_than_the_checkpoint_do_not_block_resume() -> None:
     now = config(src_subwords=0)
     now["model"] = {"hidden_size": 16, "init": "xavier"}
     assert frozen_differences(config(), now) == []
+
+
+def test_adams_beta2_is_frozen_because_the_checkpoints_optimizer_state_would_win() -> None:
+    saved, now = config(), config()
+    saved["train"] = {**saved["train"], "adam_beta2": 0.98}
+    now["train"] = {**now["train"], "adam_beta2": 0.999}
+    assert frozen_differences(saved, now) == [
+        "train.adam_beta2 is 0.98 in the checkpoint, 0.999 now"
+    ]

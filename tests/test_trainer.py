@@ -53,6 +53,14 @@ def test_train_step_updates_the_weights_and_reports_loss_norm_and_tokens(
     assert trainer.state.step == 0  # fit owns the position, not the step
 
 
+def test_adam_takes_its_beta2_from_the_config(tmp_path: Path, toy_corpus: Path) -> None:
+    overrides = [*TINY_OVERRIDES, f"data.dir={toy_corpus}", "data.samples=[]"]
+    default = Trainer(load_config(overrides), tmp_path / "default")
+    assert default.optimizer.param_groups[0]["betas"] == (0.9, 0.999)  # PyTorch's
+    chosen = Trainer(load_config([*overrides, "train.adam_beta2=0.98"]), tmp_path / "chosen")
+    assert chosen.optimizer.param_groups[0]["betas"] == (0.9, 0.98)
+
+
 def test_train_step_lowers_the_loss_on_a_repeated_batch(trainer: Trainer) -> None:
     indices = trainer.sampler.batches()[0]
     first = trainer.train_step(indices).loss

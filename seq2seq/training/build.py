@@ -82,7 +82,8 @@ def build_model(spec: ModelSpec, model: ModelConfig, device: torch.device) -> Ne
 
 
 def build_optimizer(network: torch.nn.Module, train: TrainConfig) -> torch.optim.Optimizer:
-    return torch.optim.Adam(network.parameters(), lr=train.lr)
+    """Adam at ``train.lr`` (the schedule scales it) with β = (0.9, ``train.adam_beta2``)."""
+    return torch.optim.Adam(network.parameters(), lr=train.lr, betas=(0.9, train.adam_beta2))
 
 
 @dataclass

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-# Parts of the config that must not change when a run is resumed.
-FROZEN_ON_RESUME = ("seed", "data", "model", "attention", "train.lr_schedule")
+# Parts of the config that must not change when a run is resumed (Adam's beta2 is restored
+# from the checkpoint's optimizer state, so another value would be silently ignored).
+FROZEN_ON_RESUME = ("seed", "data", "model", "attention", "train.lr_schedule", "train.adam_beta2")
 #: Frozen settings that are paths: compared by the place they name, not their spelling.
 PATH_KEYS = ("path", "dir")
 
