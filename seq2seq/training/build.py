@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from enum import Enum
 
 import torch
 
-from seq2seq.config.schema import AttentionConfig, ModelConfig, TrainConfig
+from seq2seq.config.schema import AttentionConfig, ModelConfig, TrainConfig, to_plain
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.loading import Corpus
 from seq2seq.errors import UserError
@@ -35,7 +34,7 @@ def model_spec(
     """The model ``model`` and ``attention`` describe, sized to the corpus' vocabularies;
     ``tanh``: the resolved form of ``model.tanh`` (:func:`seq2seq.model.tanh.resolve`)."""
     shared = {
-        f.name: _plain(getattr(model, f.name))
+        f.name: to_plain(getattr(model, f.name))
         for f in dataclasses.fields(ModelSpec)
         if hasattr(model, f.name) and f.name != "tanh"
     }
@@ -50,12 +49,6 @@ def model_spec(
         tanh=str(tanh),
         **shared,
     )
-
-
-def _plain(value: object) -> object:
-    """A model setting as :class:`ModelSpec` stores it: an enum by its name (the sections'
-    fields are scalars)."""
-    return str(value.value) if isinstance(value, Enum) else value
 
 
 def check_positions(max_positions: int, corpus: Corpus) -> None:
