@@ -19,6 +19,7 @@ import io
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,8 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
-from matplotlib.font_manager import fontManager
+from matplotlib.font_manager import FontProperties, fontManager
+from matplotlib.transforms import ScaledTranslation
 
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write_bytes
@@ -200,6 +202,112 @@ def _grid(n: int) -> tuple[int, int]:
     return math.ceil(n / cols), cols
 
 
+#: Inches: the gap between a tick label and its panel, between panels, around the figure.
+_TICK_PAD = 3.5 / 72
+_GAP = 0.2
+_EDGE = 0.08
+#: The colour bar: its width, its gap to the panels, and room for its ticks and label.
+_BAR_WIDTH, _BAR_PAD, _BAR_TEXT = 0.15, 0.2, 0.75
+_ROTATION = 60  # degrees, the source tokens along the top
+#: The ``gid`` of the token labels (see :func:`token_labels`).
+SOURCE_LABEL, TARGET_LABEL = "source token", "target token"
+
+
+@dataclass(frozen=True)
+class _AttentionLayout:
+    """Where everything of an attention figure goes, in inches, measured from the labels' own
+    extents (no layout engine: constrained layout cost most of a heat map's drawing time).
+
+    Panels share their axes: the source tokens label the top row only, the target tokens the
+    left column only, so each label is measured and drawn once per figure side.
+    """
+
+    left: float  # left edge of the first column
+    labels_above: float  # how far the source tokens reach above the first row
+    top: float  # from the figure's top edge down to the first row's top
+    panel: tuple[float, float]  # (width, height) of one panel's cells
+    step: tuple[float, float]  # (x, y) from one panel's origin to the next
+    size: tuple[float, float]  # the figure
+
+    @classmethod
+    def measure(
+        cls,
+        fig: Figure,
+        grid: tuple[int, int],
+        cells: tuple[int, int, float],  # (T_t, T_s, inches per cell)
+        labels: tuple[list[str], list[str]],  # (source, target)
+        fonts: tuple[FontProperties, FontProperties],  # (ticks, panel titles)
+        titles: tuple[bool, bool],  # (panel titles, a figure title)
+    ) -> _AttentionLayout:
+        renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+
+        def extent(text: str, font: FontProperties) -> tuple[float, float]:
+            width, height, _ = renderer.get_text_width_height_descent(text, font, ismath=False)
+            return width / fig.dpi, height / fig.dpi
+
+        rows, cols = grid
+        t_t, t_s, cell = cells
+        tick, title_font = fonts
+        line = extent("lp", tick)[1]  # matplotlib gives every line at least this height
+        src = [extent(label, tick) for label in labels[0]]
+        angle = math.radians(_ROTATION)
+        lean = max(w * math.sin(angle) + max(h, line) * math.cos(angle) for w, h in src)
+        above = _TICK_PAD + lean
+        beyond = max(w * math.cos(angle) for w, _ in src[-1:]) - cell / 2  # the last label
+        left = _EDGE + _TICK_PAD + max(extent(label, tick)[0] for label in labels[1])
+        title = extent("head", title_font)[1] + _TICK_PAD if titles[0] else 0.0
+        top = _EDGE + (extent("Ag", title_font)[1] * 1.4 if titles[1] else 0.0) + above + title
+        panel = (t_s * cell, t_t * cell)
+        step = (panel[0] + _GAP, panel[1] + _GAP + title)
+        panels_right = left + cols * step[0] - _GAP
+        right = max(_BAR_PAD + _BAR_WIDTH + _BAR_TEXT, beyond + _EDGE)
+        height = top + rows * step[1] - _GAP - title + _EDGE
+        return cls(left, above, top, panel, step, (panels_right + right, height))
+
+    def panel_box(self, row: int, col: int) -> list[float]:
+        """``[left, bottom, width, height]`` of panel ``(row, col)``, in figure fractions."""
+        x = self.left + col * self.step[0]
+        y = self.size[1] - self.top - row * self.step[1] - self.panel[1]
+        return self._fractions(x, y, *self.panel)
+
+    def bar_box(self, rows: int) -> list[float]:
+        """The colour bar beside the panels: 80% of their height, centred on them."""
+        span = (rows - 1) * self.step[1] + self.panel[1]
+        x = self.size[0] - _BAR_WIDTH - _BAR_TEXT
+        y = self.size[1] - self.top - span + 0.1 * span
+        return self._fractions(x, y, _BAR_WIDTH, 0.8 * span)
+
+    def _fractions(self, x: float, y: float, width: float, height: float) -> list[float]:
+        fig_w, fig_h = self.size
+        return [x / fig_w, y / fig_h, width / fig_w, height / fig_h]
+
+
+def _token_labels(ax: Axes, tokens: list[str], gid: str, font: FontProperties) -> None:
+    """The tokens along a panel's top (``gid`` :data:`SOURCE_LABEL`, rotated) or left side
+    (:data:`TARGET_LABEL`), one text per cell, placed by hand: matplotlib's tick machinery
+    made each heat map several times slower to draw."""
+    fig = ax.get_figure()
+    assert fig is not None
+    if gid == SOURCE_LABEL:
+        lift = ScaledTranslation(0.0, _TICK_PAD, fig.dpi_scale_trans)
+        place = {"rotation": _ROTATION, "ha": "left", "va": "bottom", "rotation_mode": "anchor"}
+        for i, token in enumerate(tokens):
+            ax.text(i, 1.0, token, transform=ax.get_xaxis_transform() + lift, **place, gid=gid)
+    else:
+        shift = ScaledTranslation(-_TICK_PAD, 0.0, fig.dpi_scale_trans)
+        place = {"ha": "right", "va": "center"}
+        for j, token in enumerate(tokens):
+            ax.text(0.0, j, token, transform=ax.get_yaxis_transform() + shift, **place, gid=gid)
+    for text in ax.texts[-len(tokens) :]:
+        text.set_fontproperties(font)
+
+
+def token_labels(ax: Axes, gid: str) -> list[str]:
+    """The token labels :func:`plot_attention` wrote on panel ``ax``: ``gid`` is
+    :data:`SOURCE_LABEL` (the first row's) or :data:`TARGET_LABEL` (the first column's)."""
+    return [text.get_text() for text in ax.texts if text.get_gid() == gid]
+
+
 def plot_attention(
     weights: np.ndarray,
     src_tokens: Sequence[str],
@@ -213,13 +321,14 @@ def plot_attention(
     """Heat map of attention weights, one panel per head, one shared colour bar.
 
     ``weights`` has shape ``(T_t, T_s)`` (one head) or ``(H, T_t, T_s)``. Source tokens
-    label the columns (along the top), target tokens the rows (top to bottom). Either token
-    list may include its final ``<eos>`` or omit it (it is then added as a label). The colour
-    scale is fixed to ``[0, 1]`` so panels and figures are comparable. ``head_labels`` (one
-    per head) title the panels; by default they are ``"head 1"``, ... when ``H > 1``.
-    ``show_values`` writes each weight in its cell, black or white depending on the cell
-    colour. ``title`` goes above all panels. If ``path`` is given the figure is written there
-    (see :func:`save_figure`: the format its suffix names, parent folders created).
+    label the columns (along the top of the first row of panels), target tokens the rows (top
+    to bottom, left of the first column). Either token list may include its final ``<eos>``
+    or omit it (it is then added as a label). The colour scale is fixed to ``[0, 1]`` so
+    panels and figures are comparable. ``head_labels`` (one per head) title the panels; by
+    default they are ``"head 1"``, ... when ``H > 1``. ``show_values`` writes each weight in
+    its cell, black or white depending on the cell colour. ``title`` goes above all panels.
+    If ``path`` is given the figure is written there (see :func:`save_figure`: the format its
+    suffix names, parent folders created).
 
     Raises ``ValueError`` if the shape does not match the token counts or ``head_labels``.
     """
@@ -235,7 +344,7 @@ def plot_attention(
     x_labels = _labels_for(src_tokens, t_s, "source")
     y_labels = _labels_for(tgt_tokens, t_t, "target")
     if head_labels is None:
-        panel_titles = [f"head {h + 1}" for h in range(n_heads)] if n_heads > 1 else [None]
+        panel_titles = [f"head {h + 1}" for h in range(n_heads)] if n_heads > 1 else [""]
     else:
         panel_titles = [str(label) for label in head_labels]
         if len(panel_titles) != n_heads:
@@ -245,40 +354,48 @@ def plot_attention(
     longest = max(t_s, t_t)
     cell = min(0.45, max(0.18, 9.0 / (longest * cols)))  # inches per cell, panel <= ~9 in
     tick_size = 10 if longest <= 20 else 8 if longest <= 35 else 6
-    label_margin = 0.9  # room for token labels, in inches
-    panel_w = t_s * cell + label_margin
-    panel_h = t_t * cell + label_margin + (0.3 if panel_titles[0] else 0.0)
-    fig_w = cols * panel_w + 1.0  # + colour bar
-    fig_h = rows * panel_h + (0.5 if title else 0.1)
     norm = Normalize(vmin=0.0, vmax=1.0)
 
     with _figure_context() as families:
-        fig = Figure(figsize=(fig_w, fig_h), layout="constrained")
+        fonts = (FontProperties(family=families, size=tick_size), FontProperties(family=families))
+        fig = Figure()
         FigureCanvasAgg(fig)
-        axes: list[Axes] = list(np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel())
+        layout = _AttentionLayout.measure(
+            fig,
+            (rows, cols),
+            (t_t, t_s, cell),
+            (x_labels, y_labels),
+            fonts,
+            (any(panel_titles), bool(title)),
+        )
+        fig.set_size_inches(layout.size)
         image = None
-        for h, ax in enumerate(axes):
-            if h >= n_heads:
-                ax.set_axis_off()
-                continue
+        for h in range(n_heads):
+            row, col = divmod(h, cols)
+            ax = fig.add_axes(layout.panel_box(row, col))
             image = ax.imshow(w[h], cmap=ATTENTION_CMAP, norm=norm, aspect="auto")
-            font = {"fontfamily": families, "fontsize": tick_size}
-            top = {"rotation": 60, "ha": "left", "rotation_mode": "anchor"}
-            ax.set_xticks(range(t_s), x_labels, **top, **font)
-            ax.set_yticks(range(t_t), y_labels, **font)
-            ax.xaxis.tick_top()
-            ax.tick_params(length=0)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if row == 0:
+                _token_labels(ax, x_labels, SOURCE_LABEL, fonts[0])
+            if col == 0:
+                _token_labels(ax, y_labels, TARGET_LABEL, fonts[0])
             if panel_titles[h]:
-                ax.set_title(panel_titles[h], fontfamily=families, fontsize=11)
+                # Above the first row's tick labels; a fixed y keeps matplotlib from measuring
+                # every label again to place it.
+                lift = layout.labels_above if row == 0 else 0.0
+                y = 1.0 + (lift + _TICK_PAD) / layout.panel[1]
+                ax.set_title(panel_titles[h], fontproperties=fonts[1], y=y, pad=0.0)
             if show_values:
                 cmap = image.get_cmap()
                 font = {"fontfamily": families, "fontsize": max(5, tick_size - 2)}
                 for (j, i), value in np.ndenumerate(w[h]):
                     colour = _text_colour(cmap(norm(value)))
                     ax.text(i, j, f"{value:.2f}", ha="center", va="center", color=colour, **font)
-        fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight", aspect=30)
+        bar = fig.add_axes(layout.bar_box(rows))
+        fig.colorbar(image, cax=bar, label="attention weight")
         if title:
-            fig.suptitle(title, fontfamily=families)
+            fig.suptitle(title, fontfamily=families, y=1.0 - _EDGE / layout.size[1], va="top")
     if path is not None:
         save_figure(fig, path)
     return fig

@@ -3,6 +3,7 @@ the format their name asks for."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from pathlib import Path
 
@@ -11,9 +12,12 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 from matplotlib.font_manager import fontManager
+from matplotlib.transforms import Bbox
 
 from seq2seq.errors import UserError
 from seq2seq.viz import (
+    SOURCE_LABEL,
+    TARGET_LABEL,
     figure_to_image_array,
     font_families,
     plot_attention,
@@ -22,6 +26,7 @@ from seq2seq.viz import (
     plot_message,
     register_cjk_font,
     save_figure,
+    token_labels,
 )
 
 SRC = ["我", "爱", "中国"]
@@ -122,8 +127,101 @@ def test_eos_labels_may_be_given_or_omitted() -> None:
     for src, tgt in [(SRC, TGT), ([*SRC, "<eos>"], TGT[:-1]), (SRC, TGT[:-1])]:
         fig = plot_attention(w, src, tgt)
         ax = fig.axes[0]
-        assert [t.get_text() for t in ax.get_xticklabels()] == [*SRC, "<eos>"]
-        assert [t.get_text() for t in ax.get_yticklabels()] == TGT
+        assert token_labels(ax, SOURCE_LABEL) == [*SRC, "<eos>"]
+        assert token_labels(ax, TARGET_LABEL) == TGT
+
+
+LONG_SRC = [
+    "他",
+    "爱",
+    "的",
+    "护士",
+    "明晚",
+    "会",
+    "在",
+    "超市",
+    "需要",
+    "这",
+    "本",
+    "新",
+    "的",
+    "杂志",
+    "，",
+    "这",
+    "个",
+    "老",
+    "的",
+    "医生",
+    "昨天",
+    "在",
+    "中国",
+]
+LONG_TGT = [
+    "the",
+    "nurse",
+    "whom",
+    "he",
+    "loves",
+    "will",
+    "need",
+    "this",
+    "new",
+    "magazine",
+    "at",
+    "the",
+    "supermarket",
+]
+
+
+@pytest.mark.parametrize(
+    ("heads", "src", "tgt", "title"),
+    [
+        (1, SRC, TGT[:-1], None),
+        (3, SRC, TGT[:-1], "我 爱 中国"),
+        (4, LONG_SRC, LONG_TGT, "a long sentence"),
+        (2, ["extraordinarily-long-token", "b"], ["x", "an-even-longer-target-token"], None),
+    ],
+)
+def test_the_heat_map_layout_keeps_every_text_inside_the_figure_and_off_the_cells(
+    heads: int, src: list[str], tgt: list[str], title: str | None
+) -> None:
+    """The layout is computed from the labels' measured sizes (no layout engine): every label,
+    title and the colour bar lie inside the figure, source tokens above the first row, target
+    tokens left of the first column, panel titles above the tokens, nothing over any cells."""
+    weights = random_attention(heads, len(tgt) + 1, len(src) + 1)
+    fig = plot_attention(weights, src, tgt, title=title, show_values=heads == 3)
+    renderer = fig.canvas.get_renderer()
+    fig.draw(renderer)
+    panels, bar = fig.axes[:heads], fig.axes[heads]
+    cells = [ax.get_window_extent(renderer) for ax in panels]
+
+    def box(artist) -> Bbox:
+        return artist.get_window_extent(renderer)
+
+    def inside(extent: Bbox) -> bool:
+        frame = fig.bbox.padded(0.5)
+        return (
+            frame.x0 <= extent.x0
+            and extent.x1 <= frame.x1
+            and frame.y0 <= extent.y0 <= extent.y1 <= frame.y1
+        )
+
+    labels = [t for ax in panels for t in ax.texts if t.get_gid() in (SOURCE_LABEL, TARGET_LABEL)]
+    titles = [ax.title for ax in panels if ax.get_title()] + ([fig._suptitle] if title else [])
+    words = [*labels, *titles, bar.yaxis.label, *bar.get_yticklabels()]
+    rows, cols = -(-heads // math.ceil(math.sqrt(heads))), math.ceil(math.sqrt(heads))
+    # The first row's panels carry the source tokens, the first column's the target tokens.
+    assert len(labels) == (len(src) + 1) * min(cols, heads) + (len(tgt) + 1) * rows
+    for text in words:
+        assert inside(box(text)), f"{text.get_text()!r} reaches outside the figure"
+        assert not any(box(text).overlaps(c) for c in cells), f"{text.get_text()!r} on the cells"
+    for text in labels:
+        if text.get_gid() == SOURCE_LABEL:
+            assert box(text).y0 >= cells[0].y1 - 0.5
+            assert not panels[0].get_title() or box(panels[0].title).y0 >= box(text).y1 - 1.0
+        else:
+            assert box(text).x1 <= cells[0].x0 + 0.5
+    assert inside(box(bar)) and box(bar).x0 > max(c.x1 for c in cells)
 
 
 @pytest.mark.parametrize(
@@ -154,14 +252,14 @@ def test_figure_to_image_array_is_uint8_rgb() -> None:
     assert image.ndim == 3
     assert image.shape[2] == 3
     width, height = fig.get_size_inches() * fig.dpi
-    assert image.shape[:2] == (round(height), round(width))
+    assert abs(image.shape[0] - height) < 1 and abs(image.shape[1] - width) < 1  # whole pixels
     assert image.min() < 100 < image.max()  # not blank
 
 
 def test_value_text_is_readable_on_dark_and_light_cells() -> None:
     w = np.array([[1.0, 0.0], [0.0, 1.0]])
     fig = plot_attention(w, ["甲"], ["a"], show_values=True)
-    colours = {t.get_text(): t.get_color() for t in fig.axes[0].texts}
+    colours = {t.get_text(): t.get_color() for t in fig.axes[0].texts if t.get_gid() is None}
     assert colours == {"1.00": "black", "0.00": "white"}  # viridis: yellow high, purple low
 
 
