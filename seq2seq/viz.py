@@ -218,8 +218,8 @@ class _AttentionLayout:
     """Where everything of an attention figure goes, in inches, measured from the labels' own
     extents (no layout engine: constrained layout cost most of a heat map's drawing time).
 
-    Panels share their axes: the source tokens label the top row only, the target tokens the
-    left column only, so each label is measured and drawn once per figure side.
+    Panels share their axes: the source tokens label the first row's panels only, the target
+    tokens the first column's, and each label is measured once.
     """
 
     left: float  # left edge of the first column
@@ -253,7 +253,7 @@ class _AttentionLayout:
         angle = math.radians(_ROTATION)
         lean = max(w * math.sin(angle) + max(h, line) * math.cos(angle) for w, h in src)
         above = _TICK_PAD + lean
-        beyond = max(w * math.cos(angle) for w, _ in src[-1:]) - cell / 2  # the last label
+        beyond = src[-1][0] * math.cos(angle) - cell / 2  # the last label, past the panel
         left = _EDGE + _TICK_PAD + max(extent(label, tick)[0] for label in labels[1])
         title = extent("head", title_font)[1] + _TICK_PAD if titles[0] else 0.0
         top = _EDGE + (extent("Ag", title_font)[1] * 1.4 if titles[1] else 0.0) + above + title
@@ -292,14 +292,14 @@ def _token_labels(ax: Axes, tokens: list[str], gid: str, font: FontProperties) -
         lift = ScaledTranslation(0.0, _TICK_PAD, fig.dpi_scale_trans)
         place = {"rotation": _ROTATION, "ha": "left", "va": "bottom", "rotation_mode": "anchor"}
         for i, token in enumerate(tokens):
-            ax.text(i, 1.0, token, transform=ax.get_xaxis_transform() + lift, **place, gid=gid)
+            top = ax.get_xaxis_transform() + lift
+            ax.text(i, 1.0, token, transform=top, fontproperties=font, **place, gid=gid)
     else:
         shift = ScaledTranslation(-_TICK_PAD, 0.0, fig.dpi_scale_trans)
         place = {"ha": "right", "va": "center"}
         for j, token in enumerate(tokens):
-            ax.text(0.0, j, token, transform=ax.get_yaxis_transform() + shift, **place, gid=gid)
-    for text in ax.texts[-len(tokens) :]:
-        text.set_fontproperties(font)
+            side = ax.get_yaxis_transform() + shift
+            ax.text(0.0, j, token, transform=side, fontproperties=font, **place, gid=gid)
 
 
 def token_labels(ax: Axes, gid: str) -> list[str]:
