@@ -12,6 +12,7 @@ import torch
 from torch.utils.data import Dataset, Sampler
 
 from seq2seq.data.corpus import Pair
+from seq2seq.data.loading import Corpus
 from seq2seq.data.vocab import Vocab
 
 
@@ -210,3 +211,27 @@ def padding_share(batches: Sequence[Sequence[int]], lengths: Sequence[int]) -> f
     real = sum(lengths[i] for batch in batches for i in batch)
     slots = sum(len(batch) * max(lengths[i] for i in batch) for batch in batches if batch)
     return 1.0 - real / slots if slots else 0.0
+
+
+@dataclass
+class RunData:
+    """A corpus encoded for one process of a run: the three splits, this process' shard of
+    the valid split (every ``world_size``-th pair from ``rank``: validation is sharded) and
+    the training batches."""
+
+    train: ParallelDataset
+    valid: ParallelDataset
+    test: ParallelDataset
+    valid_shard: ParallelDataset
+    sampler: BucketBatchSampler
+
+    @classmethod
+    def of(cls, corpus: Corpus, batch_size: int, seed: int, rank: int, world_size: int) -> RunData:
+        """``batch_size``: the global batch; ``seed``: the batches' shuffling."""
+        vocabs = corpus.src_vocab, corpus.tgt_vocab
+        train, valid, test, valid_shard = (
+            ParallelDataset(pairs, *vocabs)
+            for pairs in (corpus.train, corpus.valid, corpus.test, corpus.valid[rank::world_size])
+        )
+        sampler = BucketBatchSampler(train.src_lengths, batch_size, seed=seed)
+        return cls(train, valid, test, valid_shard, sampler)

@@ -131,7 +131,8 @@ def load_corpus(data: DataConfig) -> Corpus:
     """The splits plus vocabularies built from the training split (with
     ``data.tgt_subwords`` / ``data.src_subwords``: English / Chinese pieces of a model trained
     on it, every piece kept)."""
-    splits, src_subwords, tgt_subwords = in_subwords(load_splits(data), data)
+    splits = load_splits(data)
+    splits, src_subwords, tgt_subwords = in_subwords(splits, data)
 
     def min_freq(subwords: Subwords | None) -> int:
         return 1 if subwords is not None else data.min_freq  # every piece is kept

@@ -23,31 +23,51 @@ def in_subwords(
     for option in ("src_subwords", "tgt_subwords"):
         if getattr(data, option):
             _check_word_level_not_needed(splits, f"data.{option}", data.synthetic)
-    src_subwords, tgt_subwords = None, None
-    if data.src_subwords:
-        train_texts = (chinese_text(p, data.char_level_src) for p in splits["train"])
-        src_subwords = Subwords.train(train_texts, data.src_subwords, "data.src_subwords")
-        splits = segment_sources(splits, src_subwords, data.char_level_src)
-    if data.tgt_subwords:
-        train_texts = map(english_text, splits["train"])
-        tgt_subwords = Subwords.train(train_texts, data.tgt_subwords, "data.tgt_subwords")
-        splits = segment_targets(splits, tgt_subwords)
-    return splits, src_subwords, tgt_subwords
+    train = splits["train"]
+    chinese = [chinese_text(p, data.char_level_src) for p in train] if data.src_subwords else []
+    english = [english_text(p) for p in train] if data.tgt_subwords else []
+    src_subwords = (
+        Subwords.train(chinese, data.src_subwords, "data.src_subwords") if chinese else None
+    )
+    tgt_subwords = (
+        Subwords.train(english, data.tgt_subwords, "data.tgt_subwords") if english else None
+    )
+    return (
+        resegment(splits, src_subwords, tgt_subwords, data.char_level_src),
+        src_subwords,
+        tgt_subwords,
+    )
+
+
+def resegment(
+    splits: Splits, src_subwords: Subwords | None, tgt_subwords: Subwords | None, char_level: bool
+) -> Splits:
+    """Every split with its Chinese re-tokenized into ``src_subwords``' pieces and its English
+    into ``tgt_subwords``' (a side whose model is None kept as it is); ``char_level``: how the
+    corpus tokenized its Chinese (``data.char_level_src``)."""
+    for option, subwords in (
+        ("data.src_subwords", src_subwords),
+        ("data.tgt_subwords", tgt_subwords),
+    ):
+        if subwords is not None:
+            _check_word_level_not_needed(splits, option)
+
+    def in_pieces(pair: Pair) -> Pair:
+        src = (
+            pair.src
+            if src_subwords is None
+            else src_subwords.segment(chinese_text(pair, char_level))
+        )
+        tgt = pair.tgt if tgt_subwords is None else tgt_subwords.segment(english_text(pair))
+        return replace(pair, src=src, tgt=tgt)
+
+    return {split: [in_pieces(p) for p in pairs] for split, pairs in splits.items()}
 
 
 def chinese_text(pair: Pair, char_level: bool) -> str:
     """The Chinese a subword model sees: the tokens joined as the corpus wrote them (without
     spaces for a character-level corpus, with them for a segmented one)."""
     return join_chinese(pair.src, char_level)
-
-
-def segment_sources(splits: Splits, subwords: Subwords, char_level: bool) -> Splits:
-    """Every split with its Chinese re-tokenized into ``subwords``' pieces."""
-    _check_word_level_not_needed(splits, "data.src_subwords")
-    return {
-        split: [replace(p, src=subwords.segment(chinese_text(p, char_level))) for p in pairs]
-        for split, pairs in splits.items()
-    }
 
 
 def _check_word_level_not_needed(splits: Splits, option: str, synthetic: bool = False) -> None:
@@ -75,12 +95,3 @@ def english_text(pair: Pair) -> str:
             "word by word; set data.tgt_subwords=0"
         )
     return raw.text.lower() if raw.lowercased else raw.text
-
-
-def segment_targets(splits: Splits, subwords: Subwords) -> Splits:
-    """Every split with its English re-tokenized into ``subwords``' pieces."""
-    _check_word_level_not_needed(splits, "data.tgt_subwords")
-    return {
-        split: [replace(p, tgt=subwords.segment(english_text(p))) for p in pairs]
-        for split, pairs in splits.items()
-    }

@@ -15,7 +15,7 @@ from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.corpus import Pair, join_chinese, tokenize_src
 from seq2seq.data.detokenize import join_english
 from seq2seq.data.loading import check_same_file, load_splits
-from seq2seq.data.segmentation import segment_sources, segment_targets
+from seq2seq.data.segmentation import resegment
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.model.checkpoint import load_checkpoint, model_from_checkpoint
@@ -183,9 +183,5 @@ class TrainedRun:
         (subword pieces where the run used them)."""
         data = data or self.data
         check_same_file(data, self.corpus_sha256)
-        splits = load_splits(data)
-        if self.src_vocab.subwords is not None:
-            splits = segment_sources(splits, self.src_vocab.subwords, data.char_level_src)
-        if self.tgt_vocab.subwords is not None:
-            splits = segment_targets(splits, self.tgt_vocab.subwords)
-        return splits
+        subwords = self.src_vocab.subwords, self.tgt_vocab.subwords
+        return resegment(load_splits(data), *subwords, data.char_level_src)

@@ -15,20 +15,20 @@ What every process of a run does, in order (see also :mod:`.run_folder`, :mod:`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import torch.distributed as dist
 
 from seq2seq.config.schema import Config
-from seq2seq.data.loading import ensure_synthetic_corpus
 from seq2seq.errors import UserError
-from seq2seq.evaluation.summary import METRICS_FILE, RunSummary
 from seq2seq.launch.processes import (
     check_batch_size,
-    launch_workers,
+    launch_run,
     planned_processes,
     refuse_multirun,
 )
@@ -67,8 +67,12 @@ def run_command(
         if launch.is_main:
             folder.claim()
         if processes > 1 and not launch.launched:
-            return _launch(config, folder, script, argv, processes)
-        return _train_here(config, hydra, folder, launch)
+            return launch_run(config.data, folder, script, argv, processes)
+        with process_group(launch, resolve_device(config.device)) as group:
+            run_dir = Path(group.broadcast(str(folder.path)))
+            with _stops_explained(launch, run_dir, group.distributed):
+                summary = train(config, run_dir, group, accept=lambda: folder.accept(config, hydra))
+        return summary.test.bleu if summary is not None else 0.0
     except UserError:
         if launch.is_main:  # ranks above 0 see "." as their folder: it is not theirs
             folder.abandon()
@@ -77,43 +81,30 @@ def run_command(
         folder.release()
 
 
-def _launch(
-    config: Config, folder: RunFolder, script: str, argv: list[str], processes: int
-) -> float:
-    """Start ``processes`` workers for this run and wait; their exit code is this one's."""
-    if config.data.synthetic and not config.data.path:
-        ensure_synthetic_corpus(config.data)  # once, before the workers read it
-    code = launch_workers(script, argv, processes, folder.path)
-    if code:
-        folder.abandon()
-        raise SystemExit(code)
-    return RunSummary.load(folder.path / METRICS_FILE).test.bleu
-
-
-def _train_here(config: Config, hydra: Any, folder: RunFolder, launch: Launch) -> float:
-    with process_group(launch, resolve_device(config.device)) as group:
-        run_dir = Path(group.broadcast(str(folder.path)))
-        try:
-            summary = train(config, run_dir, group, accept=lambda: folder.accept(config, hydra))
-        except TrainingInterrupted as stop:
-            if launch.is_main:
-                log.warning(
-                    "stopped by %s; checkpoint saved to %s. Continue with the same command "
-                    "and resume=true hydra.run.dir=%s",
-                    stop,
-                    stop.path,
-                    stop.path.parents[1],
-                )
-            raise SystemExit(128 + stop.signum) from None
-        except RuntimeError as err:
-            if group.distributed and _peer_lost(err):
-                raise PeerLost(launch) from None
-            raise
-        except KeyboardInterrupt:  # Ctrl-C outside the training loop (start-up or final test)
-            if launch.is_main:
-                log.warning("interrupted; whatever %s holds so far is kept", run_dir)
-            raise SystemExit(130) from None
-    return summary.test.bleu if summary is not None else 0.0
+@contextlib.contextmanager
+def _stops_explained(launch: Launch, run_dir: Path, distributed: bool) -> Iterator[None]:
+    """A stop of the training this process runs as the one line and exit code it deserves:
+    a signal (how to resume), a lost peer, Ctrl-C outside the loop (what is kept)."""
+    try:
+        yield
+    except TrainingInterrupted as stop:
+        if launch.is_main:
+            log.warning(
+                "stopped by %s; checkpoint saved to %s. Continue with the same command "
+                "and resume=true hydra.run.dir=%s",
+                stop,
+                stop.path,
+                stop.path.parents[1],
+            )
+        raise SystemExit(128 + stop.signum) from None
+    except RuntimeError as err:
+        if distributed and _peer_lost(err):
+            raise PeerLost(launch) from None
+        raise
+    except KeyboardInterrupt:  # Ctrl-C outside the training loop (start-up or final test)
+        if launch.is_main:
+            log.warning("interrupted; whatever %s holds so far is kept", run_dir)
+        raise SystemExit(130) from None
 
 
 class PeerLost(UserError):

@@ -25,9 +25,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from seq2seq.config.schema import Config
+from seq2seq.config.schema import Config, DataConfig
+from seq2seq.data.loading import ensure_synthetic_corpus
 from seq2seq.errors import UserError
-from seq2seq.launch.run_folder import LOCKED_ENV
+from seq2seq.evaluation.summary import METRICS_FILE, RunSummary
+from seq2seq.launch.run_folder import LOCKED_ENV, RunFolder
 from seq2seq.machine import usable_cores
 from seq2seq.training.ranks import Launch
 
@@ -139,6 +141,21 @@ def killed_worker(failures: Mapping[int, Any]) -> tuple[int, int] | None:
         if f.exitcode < 0
     )
     return (killed[0][2], killed[0][3]) if killed else None
+
+
+def launch_run(
+    data: DataConfig, folder: RunFolder, script: str, argv: Sequence[str], processes: int
+) -> float:
+    """Start ``processes`` workers for the run in ``folder`` and wait; returns the run's test
+    BLEU, or exits with the code of the workers' failure (the folder abandoned). The synthetic
+    corpus of ``data`` is made here, once, before the workers read it."""
+    if data.synthetic and not data.path:
+        ensure_synthetic_corpus(data)
+    code = launch_workers(script, argv, processes, folder.path)
+    if code:
+        folder.abandon()
+        raise SystemExit(code)
+    return RunSummary.load(folder.path / METRICS_FILE).test.bleu
 
 
 def launch_workers(script: str, argv: Sequence[str], processes: int, run_dir: Path) -> int:

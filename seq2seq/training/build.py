@@ -1,31 +1,91 @@
 """Construction of a run's parts from their config sections; the trainer wires them.
 
-Each builder takes the section it needs — the model from ``model`` and ``attention``, the
-optimizer, schedule and objective from ``train`` — and returns the part; nothing here runs
-or changes training (that is :meth:`seq2seq.training.trainer.Trainer.fit`'s alone).
+:func:`build_run` makes everything a run trains with, in the order the parts need each other:
+the process (device, threads, seed), the resume point (checked before any corpus is made, so a
+refused command generates nothing), the corpus, the model, the encoded data, then the
+optimizer, schedule and objective. Each builder takes the section it needs — the model from
+``model`` and ``attention``, the optimizer, schedule and objective from ``train`` — and returns
+the part; nothing here runs or changes training (that is
+:meth:`seq2seq.training.trainer.Trainer.fit`'s alone).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import torch
 
-from seq2seq.config.schema import AttentionConfig, ModelConfig, TrainConfig, to_plain
-from seq2seq.data.batching import ParallelDataset
-from seq2seq.data.loading import Corpus
+from seq2seq.config.schema import AttentionConfig, Config, ModelConfig, TrainConfig, to_plain
+from seq2seq.data.batching import ParallelDataset, RunData
+from seq2seq.data.loading import Corpus, load_corpus
 from seq2seq.errors import UserError
 from seq2seq.model import ModelSpec
+from seq2seq.model.checkpoint import Checkpoint
 from seq2seq.model.init import initialize
 from seq2seq.model.memory import check_fits_in_memory
 from seq2seq.model.names import AttentionType, ModelKind
 from seq2seq.model.networks import Network, build_network
+from seq2seq.model.tanh import resolve as resolve_tanh
+from seq2seq.runtime import resolve_device, seed_everything, set_threads
+from seq2seq.training.checkpointing import check_same_corpus, resume_point
 from seq2seq.training.distributed import ProcessGroup
 from seq2seq.training.guidance import AlignmentGuide
 from seq2seq.training.objective import Objective
+from seq2seq.training.ranks import Launch
+from seq2seq.training.samples import sample_sources
 from seq2seq.training.schedule import Schedule, build_schedule
 from seq2seq.training.step import Updater
+from seq2seq.training.stopping import planned_updates
+
+
+@dataclass
+class RunParts:
+    """Everything :class:`~seq2seq.training.trainer.Trainer` wires: ``saved`` is the checkpoint
+    a resumed run continues from (None for a new run), not yet applied; ``stored_config`` the
+    config as checkpoints record it (plain data); ``samples`` the tokenized sentences whose
+    heatmaps TensorBoard shows."""
+
+    group: ProcessGroup
+    saved: Checkpoint | None
+    corpus: Corpus
+    spec: ModelSpec
+    model: Network
+    data: RunData
+    training: TrainingParts
+    total_steps: int
+    stored_config: dict[str, Any]
+    samples: list[tuple[str, ...]]
+
+
+def build_run(config: Config, ckpt_dir: Path, group: ProcessGroup | None = None) -> RunParts:
+    """The parts of a run of ``config`` whose checkpoints live in ``ckpt_dir``; ``group``: the
+    process group the launch made (its device: ``cuda:<local rank>`` under nccl), else this
+    process alone on ``config.device``."""
+    stored = to_plain(config)
+    samples = sample_sources(config.data.samples, config.data.char_level_src)
+    device = group.device if group is not None else resolve_device(config.device)
+    set_threads(config.train.num_threads)
+    seed_everything(config.seed)
+    group = group or ProcessGroup(Launch(), None, device)
+    saved = resume_point(ckpt_dir, config.resume, stored, device)
+    corpus = load_corpus(config.data)
+    if saved is not None:
+        check_same_corpus(saved, config.data, corpus)
+    # rank 0's tanh form on every rank (``auto`` times the two), so rounding is one form
+    tanh = (
+        saved.spec.tanh
+        if saved is not None
+        else group.from_main(lambda: resolve_tanh(config.model.tanh, device))
+    )
+    spec = model_spec(config.model, config.attention, corpus, tanh)
+    model = build_model(spec, config.model, device)
+    data = RunData.of(corpus, config.train.batch_size, config.seed, group.rank, group.world_size)
+    total_steps = planned_updates(config.train, len(data.sampler))
+    training = build_training(model, config.train, data.train, total_steps, group)
+    return RunParts(group, saved, corpus, spec, model, data, training, total_steps, stored, samples)
 
 
 def model_spec(

@@ -54,3 +54,10 @@ class StopRules:
         if self.patience > 0 and state.bad_evals >= self.patience:
             return f"{state.bad_evals} validations without a better model (train.patience)"
         return None
+
+
+def planned_updates(train: TrainConfig, batches_per_epoch: int) -> int:
+    """Updates a run is planned for (what the schedule spans): ``train.max_steps``, else
+    ``train.max_epochs`` epochs of ``batches_per_epoch``, the fewer where both are set."""
+    epochs = train.max_epochs * batches_per_epoch if train.max_epochs > 0 else 0
+    return min(s for s in (train.max_steps, epochs) if s > 0)

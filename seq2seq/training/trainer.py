@@ -19,27 +19,20 @@ from typing import Any
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from seq2seq.config.schema import Config, to_plain
-from seq2seq.data.batching import BucketBatchSampler, ParallelDataset
-from seq2seq.data.loading import load_corpus
+from seq2seq.config.schema import Config
 from seq2seq.evaluation.scores import Scores
 from seq2seq.evaluation.scoring import full_scores, quick_part, quick_scores
 from seq2seq.evaluation.summary import Decoding, ValidationRecord
 from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
 from seq2seq.model.flops import BatchShape, train_flops
-from seq2seq.model.tanh import resolve as resolve_tanh
 from seq2seq.runtime import (
-    resolve_device,
     restore_rng_states,
     rng_states,
-    seed_everything,
-    set_threads,
 )
 from seq2seq.training import build, checkpointing
 from seq2seq.training.checkpointing import BEST, LAST
 from seq2seq.training.distributed import ProcessGroup, shard
-from seq2seq.training.ranks import Launch
-from seq2seq.training.samples import log_samples, sample_sources
+from seq2seq.training.samples import log_samples
 from seq2seq.training.selection import is_better
 from seq2seq.training.signals import TrainingInterrupted, stop_requests
 from seq2seq.training.state import TrainState
@@ -62,48 +55,23 @@ class Trainer:
 
     def __init__(self, config: Config, run_dir: str | Path, group: ProcessGroup | None = None):
         self.train = config.train  # the one section the loop reads
-        self.stored_config = stored = to_plain(config)  # what checkpoints record
-        self.samples = sample_sources(config.data.samples, config.data.char_level_src)
         self.split_punct = config.data.split_tgt_punct
         self.run_dir = Path(run_dir)
         self.ckpt_dir = self.run_dir / "checkpoints"
-        # The launch resolved the device for its group (cuda:<local rank> under nccl).
-        self.group = group or ProcessGroup(Launch(), None, resolve_device(config.device))
-        self.device = self.group.device
-        # The checks that need no corpus come first: a refused command generates nothing.
-        saved = checkpointing.resume_point(self.ckpt_dir, config.resume, stored, self.device)
-        set_threads(config.train.num_threads)
-        seed_everything(config.seed)
-        self.corpus = corpus = load_corpus(config.data)
-        if saved is not None:
-            checkpointing.check_same_corpus(saved, config.data, corpus)
-        tanh = saved.spec.tanh if saved is not None else self._resolve_tanh(config.model.tanh)
-        self.spec = build.model_spec(config.model, config.attention, corpus, tanh)
-        self.model = build.build_model(self.spec, config.model, self.device)
-        self.train_set, self.valid_set, self.test_set = (
-            ParallelDataset(pairs, corpus.src_vocab, corpus.tgt_vocab)
-            for pairs in (corpus.train, corpus.valid, corpus.test)
-        )
-        rank, world = self.group.rank, self.group.world_size  # validation: a shard per rank
-        self.valid_shard = ParallelDataset(
-            corpus.valid[rank::world], corpus.src_vocab, corpus.tgt_vocab
-        )
-        self.sampler = BucketBatchSampler(
-            self.train_set.src_lengths, config.train.batch_size, seed=config.seed
-        )
-        parts = build.build_training(
-            self.model, config.train, self.train_set, self.total_steps, self.group
-        )
-        self.optimizer, self.schedule = parts.optimizer, parts.schedule
-        self.guide, self.updater = parts.guide, parts.updater
+        parts = build.build_run(config, self.ckpt_dir, group)
+        self.group, self.device = parts.group, parts.group.device
+        self.stored_config, self.samples = parts.stored_config, parts.samples
+        self.corpus, self.spec, self.model = parts.corpus, parts.spec, parts.model
+        data = parts.data
+        self.train_set, self.valid_set, self.test_set = data.train, data.valid, data.test
+        self.valid_shard, self.sampler = data.valid_shard, data.sampler
+        self.total_steps = parts.total_steps
+        training = parts.training
+        self.optimizer, self.schedule = training.optimizer, training.schedule
+        self.guide, self.updater = training.guide, training.updater
         self.state = TrainState()
-        if saved is not None:
-            self._restore(saved)
-
-    def _resolve_tanh(self, setting: str) -> str:
-        """``model.tanh=setting`` for this run: rank 0's resolution (``auto`` times the two
-        forms) on every rank, so that float rounding is one form across processes."""
-        return self.group.from_main(lambda: resolve_tanh(setting, self.device))
+        if parts.saved is not None:
+            self._restore(parts.saved)
 
     def _restore(self, saved: checkpointing.Checkpoint) -> None:
         """Continue where ``saved`` stopped: weights, optimizer, schedule, position, RNG."""
@@ -113,13 +81,6 @@ class Trainer:
         self.state = TrainState.from_dict(saved.state)
         restore_rng_states(checkpointing.rng_of_rank(saved, self.group.rank, self.group.world_size))
         log.info("resumed from %s at step %d", self.ckpt_dir / LAST, self.state.step)
-
-    @property
-    def total_steps(self) -> int:
-        """Updates the run is planned for: ``max_steps``, else ``max_epochs`` epochs (or fewer)."""
-        t = self.train
-        epochs = t.max_epochs * len(self.sampler) if t.max_epochs > 0 else 0
-        return min(s for s in (t.max_steps, epochs) if s > 0)
 
     def _update_flops(self, indices: list[int]) -> int:
         """FLOPs of one update of the global batch ``indices`` as the processes run it: each
