@@ -63,7 +63,7 @@ def test_a_run_keeps_its_form_through_checkpoint_and_resume(
     run = tmp_path / "run"
     first = Trainer(compose_config(*overrides, "model.tanh=auto"), run)
     assert first.spec.tanh == "sigmoid" and first.model.attention.tanh_form == "sigmoid"
-    first._save(LAST, first._rng_record())
+    first._save(first._rng_record(), LAST)
     assert load_checkpoint(run / "checkpoints" / LAST).model_spec["tanh"] == "sigmoid"
 
     monkeypatch.setattr(tanh, "measure", lambda: (TanhForm.tanh, {}))  # would pick tanh now

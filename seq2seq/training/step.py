@@ -40,6 +40,12 @@ class StepResult:
     def finite(self) -> bool:
         return all(math.isfinite(v) for v in self.losses.values())
 
+    @property
+    def first_non_finite(self) -> float:
+        """The first loss term that is NaN or infinite (only for a result that is not
+        :attr:`finite`)."""
+        return next(v for v in self.losses.values() if not math.isfinite(v))
+
 
 class Updater:
     """Updates ``model`` with ``optimizer`` on global batches; one per trainer.

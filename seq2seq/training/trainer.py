@@ -126,7 +126,7 @@ class Trainer:
                     result = self.train_step(indices)
                     if not result.finite:
                         raise checkpointing.non_finite_error(
-                            _first_non_finite(result), state.step + 1, self.ckpt_dir, t
+                            result.first_non_finite, state.step + 1, self.ckpt_dir, t
                         )
                     self.schedule.after_update()
                     state.train_seconds += time.perf_counter() - started
@@ -200,9 +200,7 @@ class Trainer:
             state.step,
             self.split_punct,
         )
-        if improved:
-            self._save(BEST, rng)
-        self._save(LAST, rng)
+        self._save(rng, *([BEST] if improved else []), LAST)
         logger.flush()
         log.info(
             "step %d  valid loss %.4f  BLEU %.2f  exact match %.3f  (%.1fs)%s",
@@ -236,7 +234,7 @@ class Trainer:
         path = self.ckpt_dir / LAST
         rng = self._rng_record()
         if self.group.is_main:
-            path = self._save(LAST, rng)
+            path = self._save(rng, LAST)
         self.group.barrier()  # nobody exits (torchrun would stop the others) before the save
         raise TrainingInterrupted(signum, path)
 
@@ -244,9 +242,10 @@ class Trainer:
         """Every rank's RNG streams (a collective under DDP: all ranks call it together)."""
         return checkpointing.rng_record(self.group.gather(rng_states()))
 
-    def _save(self, name: str, rng: dict[str, Any]) -> Path:
-        """Write ``checkpoints/<name>`` (atomically); returns its path."""
-        path = self.ckpt_dir / name
+    def _save(self, rng: dict[str, Any], *names: str) -> Path:
+        """Write the current checkpoint as each of ``checkpoints/<names>`` (atomically; e.g.
+        ``last.pt`` and, when this validation is the best, ``best.pt``); returns the first
+        path."""
         checkpoint = checkpointing.make_checkpoint(
             rng=rng,
             model=self.model,
@@ -257,8 +256,10 @@ class Trainer:
             corpus=self.corpus,
             config=self.stored_config,
         )
-        save_checkpoint(path, checkpoint)
-        return path
+        paths = [self.ckpt_dir / name for name in names]
+        for path in paths:
+            save_checkpoint(path, checkpoint)
+        return paths[0]
 
     # ------------------------------------------------------------------ the test
 
@@ -284,10 +285,6 @@ class Trainer:
         )  # fmt: skip
         seconds = round(part.decode_seconds, 3)
         return name, scores, Decoding(len(self.test_set), seconds, beam_size, batch_size)
-
-
-def _first_non_finite(result: StepResult) -> float:
-    return next(v for v in result.losses.values() if not math.isfinite(v))
 
 
 class _Window:
