@@ -8,6 +8,7 @@ import torch
 
 from seq2seq.config.choices import LrSchedule
 from seq2seq.training.schedule import SCHEDULES, build_schedule
+from seq2seq.training.stopping import planned_updates
 from tests.helpers.config import compose_config
 
 
@@ -72,3 +73,16 @@ def test_a_schedule_resumes_where_it_stopped(name: str) -> None:
 
 def test_every_schedule_the_schema_accepts_exists_and_no_other():
     assert set(SCHEDULES) == set(LrSchedule)
+
+
+@pytest.mark.parametrize(
+    ("limits", "planned"),
+    [
+        (("train.max_steps=0", "train.max_epochs=3"), 30),  # epochs alone: 3 × 10 batches
+        (("train.max_steps=25", "train.max_epochs=0"), 25),  # steps alone
+        (("train.max_steps=25", "train.max_epochs=3"), 25),  # both: the fewer
+        (("train.max_steps=40", "train.max_epochs=3"), 30),
+    ],
+)
+def test_the_schedule_is_planned_over_the_fewer_of_max_steps_and_max_epochs(limits, planned):
+    assert planned_updates(compose_config(*limits).train, batches_per_epoch=10) == planned
