@@ -24,19 +24,16 @@ def in_subwords(
         if getattr(data, option):
             _check_word_level_not_needed(splits, f"data.{option}", data.synthetic)
     train = splits["train"]
-    chinese = [chinese_text(p, data.char_level_src) for p in train] if data.src_subwords else []
-    english = [english_text(p) for p in train] if data.tgt_subwords else []
-    src_subwords = (
-        Subwords.train(chinese, data.src_subwords, "data.src_subwords") if chinese else None
-    )
-    tgt_subwords = (
-        Subwords.train(english, data.tgt_subwords, "data.tgt_subwords") if english else None
-    )
-    return (
-        resegment(splits, src_subwords, tgt_subwords, data.char_level_src),
-        src_subwords,
-        tgt_subwords,
-    )
+    src_subwords: Subwords | None = None
+    tgt_subwords: Subwords | None = None
+    if data.src_subwords:
+        chinese = (chinese_text(p, data.char_level_src) for p in train)
+        src_subwords = Subwords.train(chinese, data.src_subwords, "data.src_subwords")
+    if data.tgt_subwords:
+        english = map(english_text, train)
+        tgt_subwords = Subwords.train(english, data.tgt_subwords, "data.tgt_subwords")
+    splits = resegment(splits, src_subwords, tgt_subwords, data.char_level_src)
+    return splits, src_subwords, tgt_subwords
 
 
 def resegment(
@@ -45,20 +42,17 @@ def resegment(
     """Every split with its Chinese re-tokenized into ``src_subwords``' pieces and its English
     into ``tgt_subwords``' (a side whose model is None kept as it is); ``char_level``: how the
     corpus tokenized its Chinese (``data.char_level_src``)."""
-    for option, subwords in (
-        ("data.src_subwords", src_subwords),
-        ("data.tgt_subwords", tgt_subwords),
-    ):
+    models = {"data.src_subwords": src_subwords, "data.tgt_subwords": tgt_subwords}
+    for option, subwords in models.items():
         if subwords is not None:
             _check_word_level_not_needed(splits, option)
 
     def in_pieces(pair: Pair) -> Pair:
-        src = (
-            pair.src
-            if src_subwords is None
-            else src_subwords.segment(chinese_text(pair, char_level))
-        )
-        tgt = pair.tgt if tgt_subwords is None else tgt_subwords.segment(english_text(pair))
+        src, tgt = pair.src, pair.tgt
+        if src_subwords is not None:
+            src = src_subwords.segment(chinese_text(pair, char_level))
+        if tgt_subwords is not None:
+            tgt = tgt_subwords.segment(english_text(pair))
         return replace(pair, src=src, tgt=tgt)
 
     return {split: [in_pieces(p) for p in pairs] for split, pairs in splits.items()}

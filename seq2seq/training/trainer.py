@@ -1,11 +1,12 @@
 """The training loop and the one owner of training state.
 
-:class:`Trainer` builds the model, optimizer, schedule and data of a run and :meth:`Trainer.fit`
-is the only code that changes where training stands (:class:`TrainState`); its collaborators
-take what they need and return values: the update (:mod:`.step`, with the loss terms of
-:mod:`.objective`), the schedule (:mod:`.schedule`), the best-model rule (:mod:`.selection`),
-the stop rules (:mod:`.stopping`), checkpoints (:mod:`.checkpointing`), the sample heatmaps
-(:mod:`.samples`) and, on several processes, the process group (:mod:`.distributed`).
+:class:`Trainer` wires the parts of a run that :func:`.build.build_run` makes (the model,
+optimizer, schedule, objective and data) and :meth:`Trainer.fit` is the only code that changes
+where training stands (:class:`TrainState`); its collaborators take what they need and return
+values: the update (:mod:`.step`, with the loss terms of :mod:`.objective`), the schedule
+(:mod:`.schedule`), the best-model rule (:mod:`.selection`), the stop rules (:mod:`.stopping`),
+checkpoints (:mod:`.checkpointing`), the sample heatmaps (:mod:`.samples`) and, on several
+processes, the process group (:mod:`.distributed`).
 """
 
 from __future__ import annotations
@@ -25,10 +26,7 @@ from seq2seq.evaluation.scoring import full_scores, quick_part, quick_scores
 from seq2seq.evaluation.summary import Decoding, ValidationRecord
 from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
 from seq2seq.model.flops import BatchShape, train_flops
-from seq2seq.runtime import (
-    restore_rng_states,
-    rng_states,
-)
+from seq2seq.runtime import restore_rng_states, rng_states
 from seq2seq.training import build, checkpointing
 from seq2seq.training.checkpointing import BEST, LAST
 from seq2seq.training.distributed import ProcessGroup, shard
