@@ -150,6 +150,9 @@ def test_the_transformer_on_the_synthetic_corpus_gets_its_tuned_optimizer_alone(
     transformer = compose_config("model=transformer").train
     assert transformer.adam_beta2 == preset.train.adam_beta2 != 0.999
     assert transformer.label_smoothing == preset.train.label_smoothing > 0
+    # guided, the Transformer keeps a constant weight; the GRU the schema's triangle
+    assert transformer.alignment_schedule == preset.train.alignment_schedule == "constant"
+    assert compose_config().train.alignment_schedule == "triangle"
     assert compose_config().train == compose_config("attention=dot").train  # the GRU: schema's
     assert compose_config().train.adam_beta2 == 0.999
     tatoeba = compose_config("data=tatoeba", "model=transformer").train

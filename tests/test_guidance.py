@@ -11,6 +11,7 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from seq2seq.config.choices import AlignmentSchedule
 from seq2seq.config.compose import load_config
 from seq2seq.data.batching import ParallelDataset, gold_distribution
 from seq2seq.data.corpus import Pair
@@ -18,7 +19,7 @@ from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.model import Seq2Seq
 from seq2seq.training.guidance import AlignmentGuide, alignment_loss, guided_weight
-from seq2seq.training.trainer import Trainer
+from seq2seq.training.trainer import ALIGNMENT_WEIGHT, Trainer
 from tests.helpers.models import model_for, same_model
 from tests.helpers.runs import TINY_OVERRIDES, run_script
 
@@ -140,14 +141,33 @@ def test_the_guide_is_off_by_default_and_logs_once_when_nothing_can_be_guided(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="seq2seq")
-    assert not AlignmentGuide(0.0, True, aligned_pairs()).active
-    assert AlignmentGuide(1.0, True, aligned_pairs()).active
-    assert not AlignmentGuide(1.0, False, aligned_pairs()).active  # attention=none
+
+    def guide(weight: float, has_weights: bool, pairs: list[Pair]) -> AlignmentGuide:
+        return AlignmentGuide(
+            weight, has_weights, pairs, schedule=AlignmentSchedule.constant, total_steps=10
+        )
+
+    assert not guide(0.0, True, aligned_pairs()).active
+    assert guide(1.0, True, aligned_pairs()).active
+    assert not guide(1.0, False, aligned_pairs()).active  # attention=none
     assert "no weights to guide" in caplog.text
     unaligned = [Pair(p.src, p.tgt) for p in aligned_pairs()]
-    guide = AlignmentGuide(1.0, True, unaligned)
-    assert not guide.active
+    assert not guide(1.0, True, unaligned).active
     assert caplog.text.count(NOTHING_TO_GUIDE) == 1
+
+
+def test_the_weight_rises_to_its_peak_halfway_and_falls_back_to_zero_by_default() -> None:
+    assert load_config([]).train.alignment_schedule == AlignmentSchedule.triangle
+    triangle = AlignmentGuide(
+        2.0, True, aligned_pairs(), schedule=AlignmentSchedule.triangle, total_steps=100
+    )
+    assert [triangle.weight_at(s) for s in (0, 25, 50, 75, 99, 100, 150)] == [
+        0.0, 1.0, 2.0, 1.0, pytest.approx(0.04), 0.0, 0.0,
+    ]  # fmt: skip
+    constant = AlignmentGuide(
+        2.0, True, aligned_pairs(), schedule=AlignmentSchedule.constant, total_steps=100
+    )
+    assert {constant.weight_at(s) for s in (0, 50, 100, 150)} == {2.0}
 
 
 def trainer(tmp_path: Path, toy_corpus: Path, *overrides: str) -> Trainer:
@@ -191,6 +211,28 @@ def test_guiding_lowers_the_alignment_term_on_a_repeated_batch(
     assert last.losses["loss/alignment"] < first
 
 
+def test_at_the_ends_of_the_triangle_a_guided_update_is_the_unguided_one(
+    tmp_path: Path, toy_corpus: Path
+) -> None:
+    runs = {
+        "plain": trainer(tmp_path / "a", toy_corpus),
+        "triangle": trainer(tmp_path / "b", toy_corpus, "train.alignment_weight=1.0"),
+        "constant": trainer(
+            tmp_path / "c", toy_corpus, "train.alignment_weight=1.0",
+            "train.alignment_schedule=constant",
+        ),
+    }  # fmt: skip
+    indices = runs["plain"].sampler.batches()[0]
+    norms = {}
+    for name, run in runs.items():
+        run.state.step = run.total_steps  # a triangle's weight is back at 0
+        torch.manual_seed(0)  # the same dropout draws
+        norms[name] = run.train_step(indices).grad_norm
+    assert norms["triangle"] == norms["plain"] != norms["constant"]
+    weights = {name: run.model.state_dict() for name, run in runs.items()}
+    assert all(torch.equal(v, weights["triangle"][k]) for k, v in weights["plain"].items())
+
+
 def test_a_tiny_guided_run_logs_the_alignment_loss(tmp_path: Path, toy_corpus: Path) -> None:
     run_dir = tmp_path / "run"
     result = run_script(
@@ -208,6 +250,9 @@ def test_a_tiny_guided_run_logs_the_alignment_loss(tmp_path: Path, toy_corpus: P
     assert "loss/alignment" in scalars and "loss/train" in scalars
     values = [event.value for event in accumulator.Scalars("loss/alignment")]
     assert len(values) == 24 and all(math.isfinite(v) and v >= 0 for v in values)
+    # the weight of each logged update (every 10th of 24): a triangle peaking at update 12
+    weights = {e.step: e.value for e in accumulator.Scalars(ALIGNMENT_WEIGHT)}
+    assert weights == {10: pytest.approx(9 / 12), 20: pytest.approx(5 / 12)}
     # the final test writes the alignment error report, and evaluate.py prints it
     report = json.loads((run_dir / "metrics.json").read_text())["test"]["alignment_report"]
     english_words = sum(len(line.split("\t")[1].split()) for line in _test_lines(toy_corpus))

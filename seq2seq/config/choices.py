@@ -15,6 +15,13 @@ class LrSchedule(StrEnum):
     plateau = "plateau"
 
 
+class AlignmentSchedule(StrEnum):
+    """How guided alignment's weight moves over a run (:mod:`seq2seq.training.guidance`)."""
+
+    triangle = "triangle"
+    constant = "constant"
+
+
 class SelectionRule(StrEnum):
     """Which validated model becomes ``best.pt`` (:mod:`seq2seq.training.selection`)."""
 

@@ -25,7 +25,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from seq2seq.config.choices import LrSchedule, SelectionRule
+from seq2seq.config.choices import AlignmentSchedule, LrSchedule, SelectionRule
 from seq2seq.config.help import options_help
 from seq2seq.data.synthetic.generator import CorpusSpec
 from seq2seq.errors import UserError
@@ -321,6 +321,13 @@ class TrainConfig:
         "Guided alignment of English words whose gold links are all possible (articles, "
         "copulas): their row is uniform over those links and counts with this weight, "
         "relative to 1 for a word with sure links (0 = not guided).",
+    )
+    alignment_schedule: AlignmentSchedule = _f(
+        AlignmentSchedule.triangle,
+        "How the guided-alignment weight moves over the run: triangle (rising linearly from 0 "
+        "at the first update to train.alignment_weight halfway through the planned updates, "
+        "then back to 0 at the last, so that the run starts and ends on the translation alone) "
+        "or constant (train.alignment_weight throughout).",
     )
     num_threads: int = _f(
         0,

@@ -165,6 +165,8 @@ def build_training(
         network.attention.has_weights,
         train_set.pairs,
         train.alignment_possible_weight,
+        schedule=train.alignment_schedule,
+        total_steps=total_steps,
     )
     updater = Updater(
         network,

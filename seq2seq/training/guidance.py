@@ -16,9 +16,15 @@ gold alignment of its target word; OpenNMT's ``guided_alignment`` is the same id
   weight (1 for a sure word; each counts once, whatever its sentence's length);
 * multi-head attention is guided through the average over heads (the heads stay free to
   split the work, as long as together they point at the gold words);
-* the objective is ``translation loss + train.alignment_weight × term``; ``loss/train`` keeps
-  logging the translation loss alone, so curves stay comparable with unguided runs, and the
-  term is logged as ``loss/alignment``.
+* the objective is ``translation loss + w_t × term``, where ``w_t`` is
+  ``train.alignment_weight`` moved by ``train.alignment_schedule``
+  (:meth:`AlignmentGuide.weight_at`): ``triangle`` (the default) rises from 0 to it halfway
+  through the planned updates and falls back to 0 at the last, so that the translation is
+  learnt first and has the last updates to itself (a constant weight slows the early learning
+  and costs the GRU exact match at the end; docs/alignment.md); ``constant`` keeps it;
+  ``loss/train`` keeps logging the translation loss alone, so curves stay comparable with
+  unguided runs, the term is logged as ``loss/alignment`` and its weight as
+  ``alignment_weight``.
 
 Without attention weights (``attention=none``) or without sure links in the training data
 there is nothing to guide: :class:`AlignmentGuide` says so once in the log and stays off.
@@ -32,6 +38,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from seq2seq.config.choices import AlignmentSchedule
 from seq2seq.data.corpus import Pair
 
 log = logging.getLogger("seq2seq")
@@ -89,7 +96,8 @@ class AlignmentGuide:
 
     ``active`` is False (and the trainer runs exactly as without guidance) when the weight
     is 0, when the attention has no weights, or when no training pair has a sure link; in
-    the last two cases it logs once why.
+    the last two cases it logs once why. ``schedule`` and ``total_steps`` (the planned
+    updates) move the weight over the run (:meth:`weight_at`).
     """
 
     def __init__(
@@ -98,9 +106,13 @@ class AlignmentGuide:
         attention_has_weights: bool,
         pairs: Sequence[Pair],
         possible_weight: float = 0.0,
+        *,
+        schedule: AlignmentSchedule,
+        total_steps: int,
     ):
         self.weight = weight
         self.possible_weight = possible_weight
+        self.schedule, self.total_steps = AlignmentSchedule(schedule), max(total_steps, 1)
         self.active = False
         if weight <= 0:
             return
@@ -114,3 +126,15 @@ class AlignmentGuide:
             )
         else:
             self.active = True
+
+    def weight_at(self, step: int) -> float:
+        """The term's weight in the update after ``step`` updates (0 for the first):
+        ``weight`` for ``constant``; for ``triangle`` ``weight × step / half`` up to ``half =
+        total_steps / 2``, then ``weight × (total_steps - step) / half``, 0 from the last planned
+        update on."""
+        if self.schedule is AlignmentSchedule.constant:
+            return self.weight
+        peak = self.total_steps / 2
+        if step < peak:
+            return self.weight * (step / peak)
+        return self.weight * max(0.0, (self.total_steps - step) / (self.total_steps - peak))

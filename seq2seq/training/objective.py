@@ -4,8 +4,8 @@ a normaliser of the whole (global) batch.
 * ``loss/train``: the translation cross-entropy (with ``train.label_smoothing``) per target
   token of the global batch;
 * ``loss/alignment`` (guided alignment, :mod:`seq2seq.training.guidance`): the KL divergence
-  to the gold rows per unit of guided row weight, times ``train.alignment_weight`` in the
-  objective.
+  to the gold rows per unit of guided row weight, times the guide's weight of the update in the
+  objective (``train.alignment_weight`` moved by ``train.alignment_schedule``).
 
 Normalising by the *global* counts, computed from the global batch's pairs without any
 communication, is what makes data parallelism exact: each of ``world_size`` processes
@@ -39,9 +39,10 @@ class Objective:
         """Whether the terms read the attention weights (and ``batch.gold``)."""
         return self.guide.active
 
-    def weights(self) -> dict[str, float]:
-        """Each term's weight in the objective."""
-        return {TRANSLATION: 1.0, **({ALIGNMENT: self.guide.weight} if self.guide.active else {})}
+    def weights(self, step: int) -> dict[str, float]:
+        """Each term's weight in the objective of the update after ``step`` updates."""
+        guided = {ALIGNMENT: self.guide.weight_at(step)} if self.guide.active else {}
+        return {TRANSLATION: 1.0, **guided}
 
     def normalizers(self, dataset: ParallelDataset, indices: Sequence[int]) -> dict[str, float]:
         """What each term is divided by: counts over the global batch ``indices``."""

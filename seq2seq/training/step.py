@@ -72,8 +72,9 @@ class Updater:
         self.clip = clip_grad_norm or math.inf
         self.teacher_forcing = teacher_forcing
 
-    def update(self, dataset: ParallelDataset, indices: Sequence[int]) -> StepResult:
-        """One update on the global batch ``indices`` of ``dataset``.
+    def update(self, dataset: ParallelDataset, indices: Sequence[int], step: int) -> StepResult:
+        """One update on the global batch ``indices`` of ``dataset``, the run's update after
+        ``step`` updates (what the loss terms' weights depend on).
 
         A non-finite loss on any process skips the update on every process (all see the same
         global values) and returns it with a NaN gradient norm, so the caller can stop with
@@ -108,16 +109,17 @@ class Updater:
         if not result.finite:  # every process sees the same values: all skip together
             return result
         self.optimizer.zero_grad(set_to_none=True)
-        self._objective(sums, normalizers).backward()
+        self._objective(sums, normalizers, objective.weights(step)).backward()
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip))
         self.optimizer.step()
         return StepResult(losses, grad_norm, tokens)
 
-    def _objective(self, sums: dict[str, Tensor], normalizers: dict[str, float]) -> Tensor:
+    def _objective(
+        self, sums: dict[str, Tensor], normalizers: dict[str, float], weights: dict[str, float]
+    ) -> Tensor:
         """Σ_terms weight × sum / (normaliser / world_size): DDP's gradient average over the
         processes then gives the gradient of the global batch's objective."""
         world = self.group.world_size
-        weights = self.objective.weights()
         total: Tensor | None = None
         for tag, value in sums.items():
             term = value / (_nonzero(normalizers[tag]) / world)

@@ -42,6 +42,9 @@ __all__ = ["StepResult", "StopCondition", "TrainState", "Trainer"]
 
 log = logging.getLogger("seq2seq")
 
+#: TensorBoard tag of the guided-alignment weight of the logged update (guidance on only).
+ALIGNMENT_WEIGHT = "alignment_weight"
+
 
 class Trainer:
     """Trains one model in one run folder; see :meth:`fit`.
@@ -92,9 +95,10 @@ class Trainer:
         return total
 
     def train_step(self, indices: list[int]) -> StepResult:
-        """One update on the training pairs ``indices`` (see :meth:`Updater.update`); does
-        not advance the schedule or :attr:`state`, :meth:`fit` does that."""
-        return self.updater.update(self.train_set, indices)
+        """One update on the training pairs ``indices`` as the run's next (see
+        :meth:`Updater.update`); does not advance the schedule or :attr:`state`, :meth:`fit`
+        does that."""
+        return self.updater.update(self.train_set, indices, self.state.step)
 
     # ------------------------------------------------------------------ the loop
 
@@ -136,6 +140,9 @@ class Trainer:
                     logger.scalars(result.losses, state.step)
                     if state.step % t.log_every == 0:
                         rate = window.log(logger, state.step, self.schedule.lr, result.grad_norm)
+                        if self.guide.active:  # the weight this update's term had
+                            weight = self.guide.weight_at(state.step - 1)
+                            logger.scalars({ALIGNMENT_WEIGHT: weight}, state.step)
                         progress.set_postfix(
                             loss=f"{result.loss:.3f}", tok_s=f"{rate:,.0f}", refresh=False
                         )
