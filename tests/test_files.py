@@ -82,9 +82,13 @@ def test_a_special_file_is_written_in_place_not_replaced(tmp_path):
     try:
         atomic_write_bytes(fifo, b"through the pipe")
     finally:
-        if reader.is_alive():  # the write did not open the FIFO: unblock the reader
-            with open(fifo, "wb"):
-                pass
+        # If the write never opened the FIFO, the reader still waits for a writer: open it
+        # without blocking. (A blocking open would wait forever for a reader when the reader
+        # has already read to the end and is only returning: that race hung a worker.)
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError as error:  # no reader left (ENXIO): nothing to unblock
+            assert error.errno == errno.ENXIO
         reader.join(timeout=10)
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     assert received == [b"through the pipe"]
