@@ -36,7 +36,6 @@ from seq2seq.launch.run_folder import LOCKED_ENV, RunFolder
 from seq2seq.runtime import resolve_device
 from seq2seq.training.distributed import process_group
 from seq2seq.training.ranks import Launch
-from seq2seq.training.run import train
 from seq2seq.training.signals import TrainingInterrupted
 
 log = logging.getLogger("seq2seq")
@@ -68,6 +67,10 @@ def run_command(
             folder.claim()
         if processes > 1 and not launch.launched:
             return launch_run(config.data, folder, script, argv, processes)
+        # only a process that trains loads the trainer (matplotlib, TensorBoard, the model): a
+        # launcher starts its workers that much sooner (1.5 s of imports on a slow 2-core machine)
+        from seq2seq.training.run import train
+
         with process_group(launch, resolve_device(config.device)) as group:
             run_dir = Path(group.broadcast(str(folder.path)))
             with _stops_explained(launch, run_dir, group.distributed):
