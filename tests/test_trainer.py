@@ -165,6 +165,22 @@ def test_the_run_counts_the_flops_bench_counts_and_sets_them_against_the_gemm_ra
     assert compute.tokens_per_second == pytest.approx(tokens / compute.train_seconds)
 
 
+def test_the_gemm_rate_is_measured_for_a_share_of_the_update_time(monkeypatch) -> None:
+    """A run of minutes measures its machine's GEMM rate for 1 s; a run of seconds (a test's)
+    for 0.2 s, not for longer than it trained."""
+    asked: list[float] = []
+
+    def measure(device: torch.device, size: int, seconds: float) -> dict[str, float]:
+        asked.append(seconds)
+        return {"gflops": 50.0}
+
+    monkeypatch.setattr("seq2seq.training.run.measure_gemm", measure)
+    for train_seconds in (1.5, 50.0, 400.0):
+        state = TrainState(train_seconds=train_seconds, train_flops=10**9)
+        assert measure_compute(state, 2, torch.device("cpu")).gemm_gflops_per_process == 50.0
+    assert asked == [0.2, 0.5, 1.0]
+
+
 def test_the_test_times_its_search_alone(trainer: Trainer, tmp_path: Path) -> None:
     """The test decodes every test sentence once and records how long the search took: less
     than the whole evaluation (scoring, the loss and the alignment passes excluded)."""

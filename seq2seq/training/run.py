@@ -34,14 +34,22 @@ from seq2seq.training.trainer import Trainer
 log = logging.getLogger("seq2seq")
 
 
-#: The fp32 GEMM that measures the machine's rate after training (as bench's, for 1 s).
-GEMM_SIZE, GEMM_SECONDS = 1024, 1.0
+#: The fp32 GEMM that measures the machine's rate after training (bench's size), for
+#: :data:`GEMM_SHARE` of the run's update seconds, within ``GEMM_SECONDS`` (min, max): a run of
+#: minutes measures for 1 s, a run of seconds (the tests') does not spend a second on it.
+GEMM_SIZE, GEMM_SHARE, GEMM_SECONDS = 1024, 0.01, (0.2, 1.0)
+
+
+def gemm_seconds(train_seconds: float) -> float:
+    """How long the GEMM rate of a run with ``train_seconds`` of updates is measured."""
+    low, high = GEMM_SECONDS
+    return min(high, max(low, GEMM_SHARE * train_seconds))
 
 
 def measure_compute(state: TrainState, processes: int, device: torch.device) -> Compute:
     """The run's FLOP rate over its update seconds against an fp32 GEMM measured now, on this
     process' device and threads (one process' share of the machine)."""
-    gemm = measure_gemm(device, GEMM_SIZE, GEMM_SECONDS)["gflops"]
+    gemm = measure_gemm(device, GEMM_SIZE, gemm_seconds(state.train_seconds))["gflops"]
     gflops = state.train_flops / max(state.train_seconds, 1e-9) / 1e9
     return Compute(
         train_flops=state.train_flops,
