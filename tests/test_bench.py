@@ -65,6 +65,7 @@ BENCH_FIELDS = {
     "bench_wall_seconds",
     "processes",
     "processes_skipped",
+    "run_vs_bench",
 }
 
 
@@ -224,14 +225,20 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
     assert bench["processes_skipped"] is None
     assert set(processes_) == {"1", "2", "speedup"}
     for entry in (processes_["1"], processes_["2"]):
-        assert set(entry) == {"tokens_per_s", "steps", "wall_s"}
+        assert set(entry) == {"tokens_per_s", "steps", "wall_s", "run_gflops"}
         assert _positive(entry["tokens_per_s"]) and _positive(entry["wall_s"])
+        assert _positive(entry["run_gflops"])
         assert isinstance(entry["steps"], int) and entry["steps"] == 8  # tiny --ddp-steps
     assert _positive(processes_["speedup"])
     assert processes_["speedup"] == pytest.approx(
         processes_["2"]["tokens_per_s"] / processes_["1"]["tokens_per_s"]
     )
     assert "processes (DDP, 8 steps): 1 →" in result.stdout
+    # the one-process run's own record beside the training line of the same model
+    assert bench["run_vs_bench"] == pytest.approx(
+        processes_["1"]["run_gflops"] / bench["achieved_gflops"]
+    )
+    assert "the 1-process run's own rate (its metrics.json): " in result.stdout
 
     machine = bench["machine"]
     assert machine["cpu"] and machine["torch"] == torch.__version__

@@ -48,9 +48,13 @@ counted / flop_counter); what each counts is in :mod:`.flops`.
 
 ``processes`` compares one training run on 1 and on 2 processes (DDP through
 ``torch.distributed.run``, the real ``scripts/train.py``): steady-state target tokens/s, steps
-and wall seconds of each, and ``speedup`` = tokens/s(2) / tokens/s(1). It is null, with the
-reason in ``processes_skipped``, with fewer than 2 CPU cores (or 2 GPUs on CUDA); see
-:mod:`.processes`.
+and wall seconds of each, each run's own FLOP rate over its update seconds (``run_gflops``,
+metrics.json's ``compute.gflops``: what its ``train.log`` reports as its share of the peak), and
+``speedup`` = tokens/s(2) / tokens/s(1). It is null, with the reason in ``processes_skipped``,
+with fewer than 2 CPU cores (or 2 GPUs on CUDA); see :mod:`.processes`. ``run_vs_bench`` is the
+1-process run's ``run_gflops`` over the configured variant's ``achieved_gflops`` (the training
+line of the same model in this process): about 1 when a run reports the rate the benchmark
+measures (null without ``processes``).
 
 Modules: :mod:`.flops` (FLOP counting), :mod:`.reference` (the tutorial baseline),
 :mod:`.measure` (the measurements), :mod:`.machine` (what it ran on), :mod:`.processes` (1 vs 2
