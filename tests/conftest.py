@@ -74,19 +74,31 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory, toy_corpus: Path) -> Call
 
 
 #: The longest test files (minutes of the suite: a notebook, many subprocess trainings), run
-#: first so that the test workers (pytest-xdist, one file each at a time) end together.
+#: first so that the test workers (pytest-xdist, one file each at a time) end together; in the
+#: order of their measured time (``--durations=0``, two workers on the 2-core machine). The
+#: order holds because pyproject's addopts turn off xdist's own (files with the most tests
+#: first, which sent the three-test notebook file last).
 LONGEST_FIRST = (
     "test_launch.py",
-    "test_train_errors.py",
-    "test_notebook.py",
     "test_distributed.py",
-    "test_bench.py",
-    "test_signals.py",
-    "test_scripts.py",
+    "test_notebook.py",
+    "test_train_errors.py",
     "test_explorer.py",
+    "test_bench.py",
+    "test_scripts.py",
+    "test_signals.py",
     "test_train_app.py",
-    "test_translate_errors.py",
+    "test_run_folder.py",
+    "test_explorer_page.py",
+    "test_synthetic.py",
+    "test_tatoeba.py",
     "test_evaluate_errors.py",
+    "test_transformer_runs.py",
+    "test_translate_errors.py",
+    "test_guidance.py",
+    "test_compare.py",
+    "test_subwords.py",
+    "test_sweeps.py",
 )
 
 
