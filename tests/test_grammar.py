@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from seq2seq.data.corpus import Pair, parse_alignment
 from seq2seq.data.synthetic.grammar import Grammar
 from seq2seq.data.synthetic.grammar_file import DEFAULT_GRAMMAR
-from seq2seq.data.synthetic.phrase import Phrase, arrange
+from seq2seq.data.synthetic.phrase import Phrase, arrange, concat
 from seq2seq.errors import UserError
 
 
@@ -213,6 +213,21 @@ def test_phrase_concatenation_offsets_links() -> None:
     a = Phrase(("我",), ("I",), ((0, 0),))
     b = Phrase(("吃", "了"), ("ate",), ((0, 0), (1, 0)))
     assert (a + b).links == ((0, 0), (1, 1), (2, 1))
+
+
+def test_concat_is_arrange_with_one_order_on_both_sides() -> None:
+    """concat, the generator's most frequent call, is arrange without the names: the same
+    tokens, sure and possible links in the same order, one-sided parts included."""
+    parts = [
+        Phrase(("我",), ("I",), ((0, 0),)),
+        Phrase(("的",)),  # Chinese only
+        Phrase((), ("the",)),  # English only
+        Phrase(("书",), ("book",), ((0, 0),), ((0, 0),)),
+        Phrase(("吃", "了"), ("did", "eat"), ((0, 1), (1, 0)), ((1, 1),)),
+    ]
+    named = {str(k): part for k, part in enumerate(parts)}
+    assert concat(parts) == arrange(named, tuple(named), tuple(named))
+    assert concat(parts).links == ((0, 0), (2, 2), (3, 4), (4, 3)) and concat([]) == Phrase()
 
 
 def test_arrange_reorders_each_side_and_keeps_links() -> None:
