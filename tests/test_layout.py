@@ -32,6 +32,14 @@ def test_runtime_imports_torch_but_not_the_model() -> None:
     assert "torch" in loaded and not any(m.startswith("seq2seq.model.") for m in loaded)
 
 
+def test_the_launcher_loads_no_trainer() -> None:
+    """A process that only starts the workers (``train.processes`` > 1) loads the launch room,
+    not the trainer, matplotlib or TensorBoard, so its workers start that much sooner."""
+    loaded = imported_by(("seq2seq.launch.entry", "seq2seq.launch.command"))
+    assert "torch.distributed" in loaded
+    assert not {"seq2seq.training.run", "matplotlib", "tensorboard"} & loaded
+
+
 def test_the_package_exports_extraction_on_first_use() -> None:
     import seq2seq
     from seq2seq.evaluation.extract import extract_attention_weights
