@@ -74,8 +74,8 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory, toy_corpus: Path) -> Call
 
 
 #: The longest test files (minutes of the suite: a notebook, many subprocess trainings), run
-#: first so that the test workers (pytest-xdist, one file each at a time) end together; in the
-#: order of their measured time (``--durations=0``, two workers on the 2-core machine). The
+#: first so that the test workers (pytest-xdist, one file each at a time) end together; roughly in
+#: the order of their measured time (``--durations=0``, two workers on the 2-core machine). The
 #: order holds because pyproject's addopts turn off xdist's own (files with the most tests
 #: first, which sent the three-test notebook file last).
 LONGEST_FIRST = (

@@ -166,8 +166,8 @@ def test_the_run_counts_the_flops_bench_counts_and_sets_them_against_the_gemm_ra
 
 
 def test_the_gemm_rate_is_measured_for_a_share_of_the_update_time(monkeypatch) -> None:
-    """A run of minutes measures its machine's GEMM rate for 1 s; a run of seconds (a test's)
-    for 0.2 s, not for longer than it trained."""
+    """A run of minutes measures its machine's GEMM rate for 1 s, a run of seconds (a test's)
+    for 0.2 s, and one between for 1% of its update seconds."""
     asked: list[float] = []
 
     def measure(device: torch.device, size: int, seconds: float) -> dict[str, float]:
