@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 
 from seq2seq.errors import UserError, WriteError, exit_on_user_error
+from seq2seq.evaluation.run_files import checkpoint_file
 
 
 @exit_on_user_error
@@ -27,6 +28,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data-dir", help="where the corpus is, if not where training read it")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
     args = parser.parse_args(argv)
+    checkpoint_file(args.run_dir, args.checkpoint)  # a wrong folder: one line, before torch
 
     from seq2seq.evaluation.report import evaluate_run, format_layers, format_metrics
     from seq2seq.evaluation.summary import METRICS_FILE, record_evaluation

@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 
 from seq2seq.errors import UserError, exit_on_user_error
+from seq2seq.evaluation.run_files import finished_run_metrics
 
 DEMO_ADVICE = 'install the page\'s server with `pip install -e ".[demo]"`'
 
@@ -38,6 +39,8 @@ def main(argv: list[str] | None = None) -> None:
         raise UserError(f"{len(args.runs)} run folders given; the page shows one or two")
     if not 0 <= args.port <= 65535:
         raise UserError(f"--port {args.port} is not a port number; use 0 to 65535")
+    for path in args.runs:  # a wrong folder: one line, before torch and the server load
+        finished_run_metrics(path, args.checkpoint)
     try:
         from seq2seq.explorer.app import create_app
         from seq2seq.explorer.server import serve

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from seq2seq.errors import UserError, exit_on_user_error
+from seq2seq.evaluation.run_files import checkpoint_file
 
 STDIN_ADVICE = "convert the input to UTF-8 (e.g. iconv -f GB18030 -t UTF-8)"
 
@@ -77,6 +78,7 @@ def main(argv: list[str] | None = None) -> None:
         raise UserError("--beam-size must be at least 1")
     if args.heatmap:
         check_heatmap_path(args.heatmap)
+    checkpoint_file(args.run_dir, args.checkpoint)  # before stdin is read and torch imported
     sentences = argument_sentences(args.sentences) if args.sentences else stdin_sentences()
     if not sentences or not all(s.strip() for s in sentences):
         raise UserError("empty input: pass Chinese sentences as arguments or lines on stdin")

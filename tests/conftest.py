@@ -13,7 +13,13 @@ import torch
 
 from seq2seq.training.distributed import TIMEOUT_ENV
 from tests.helpers.processes import MARK, end_marked
-from tests.helpers.runs import TINY_OVERRIDES, TINY_TRANSFORMER, run_script, write_toy_corpus
+from tests.helpers.runs import (
+    TINY_OVERRIDES,
+    TINY_TRANSFORMER,
+    made_once,
+    run_script,
+    write_toy_corpus,
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -42,32 +48,43 @@ def no_process_left(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def toy_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_toy_corpus(tmp_path_factory.mktemp("toy_corpus"))
+def shared_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of this test session that every pytest-xdist worker sees (the parent of each
+    worker's own temporary folder): what the session fixtures make once for all workers."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @pytest.fixture(scope="session")
-def tiny_run(tmp_path_factory: pytest.TempPathFactory, toy_corpus: Path) -> Callable[..., Path]:
-    """``tiny_run("additive")`` -> a finished run folder (cached per attention and seed);
-    ``tiny_run("transformer")`` a tiny Transformer's (:data:`TINY_TRANSFORMER`)."""
+def toy_corpus(shared_tmp: Path) -> Path:
+    return made_once(shared_tmp / "toy_corpus", write_toy_corpus)
+
+
+@pytest.fixture(scope="session")
+def tiny_run(shared_tmp: Path, toy_corpus: Path) -> Callable[..., Path]:
+    """``tiny_run("additive")`` -> a finished run folder (one per attention and seed, trained
+    once for all test workers); ``tiny_run("transformer")`` a tiny Transformer's
+    (:data:`TINY_TRANSFORMER`). Shared: a test that writes into one works on a copy."""
     cache: dict[tuple[str, int], Path] = {}
+
+    def train(run_dir: Path, attention: str, seed: int) -> None:
+        transformer = attention == "transformer"
+        network = TINY_TRANSFORMER if transformer else (f"attention={attention}",)
+        result = run_script(
+            "train.py",
+            *TINY_OVERRIDES,
+            f"data.dir={toy_corpus}",
+            *network,
+            f"seed={seed}",
+            f"hydra.run.dir={run_dir}",
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
 
     def make(attention: str = "additive", seed: int = 0) -> Path:
         key = (attention, seed)
         if key not in cache:
-            run_dir = tmp_path_factory.mktemp(f"run_{attention}_{seed}")
-            transformer = attention == "transformer"
-            network = TINY_TRANSFORMER if transformer else (f"attention={attention}",)
-            result = run_script(
-                "train.py",
-                *TINY_OVERRIDES,
-                f"data.dir={toy_corpus}",
-                *network,
-                f"seed={seed}",
-                f"hydra.run.dir={run_dir}",
-            )
-            assert result.returncode == 0, result.stderr[-3000:]
-            cache[key] = run_dir
+            run_dir = shared_tmp / f"run_{attention}_{seed}"
+            cache[key] = made_once(run_dir, lambda path: train(path, attention, seed))
         return cache[key]
 
     return make

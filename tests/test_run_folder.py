@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,7 +43,8 @@ def one_error_line(result: subprocess.CompletedProcess) -> str:
 def test_a_refused_command_leaves_a_finished_run_exactly_as_it_was(
     tiny_run, toy_corpus, tmp_path, extra, fragments
 ) -> None:
-    run_dir = tiny_run("additive")
+    run_dir = tmp_path / "run"  # a copy: the shared run stays out of reach of a failure here
+    shutil.copytree(tiny_run("additive"), run_dir)
     before = snapshot(run_dir)
     result = run_script("train.py", *tiny(toy_corpus, *extra), f"hydra.run.dir={run_dir}")
     message = one_error_line(result)

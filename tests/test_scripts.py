@@ -43,8 +43,9 @@ def test_translate_warns_about_unknown_words(tiny_run):
     assert "unknown words mapped to <unk>: 火星" in result.stderr
 
 
-def test_evaluate_records_every_metric_beside_trainings_own(tiny_run, toy_corpus):
-    run_dir = tiny_run("multihead")
+def test_evaluate_records_every_metric_beside_trainings_own(tiny_run, toy_corpus, tmp_path):
+    run_dir = tmp_path / "run"  # evaluate.py records into the run: a copy of the shared one
+    shutil.copytree(tiny_run("multihead"), run_dir)
     before = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
     result = run_script("evaluate.py", str(run_dir), "--split", "valid", "--beam-size", "2")
     assert result.returncode == 0, result.stderr
@@ -63,6 +64,40 @@ def test_evaluate_records_every_metric_beside_trainings_own(tiny_run, toy_corpus
     assert len(valid["aer_per_head"]) == 4 and valid["beam_size"] == 2
     # a TSV corpus (not the synthetic one) is scored on detokenized text, as MT papers do
     assert valid["bleu_signature"].startswith("nrefs:1|") and "tok:13a" in valid["bleu_signature"]
+
+
+def test_a_wrong_run_folder_is_refused_before_torch_is_imported(tmp_path):
+    """translate, evaluate and serve check the folder first: one line in a fraction of a
+    second, not after the seconds of importing PyTorch (and before stdin is read)."""
+    unfinished = tmp_path / "unfinished"
+    (unfinished / "checkpoints").mkdir(parents=True)
+    (unfinished / "checkpoints" / "best.pt").write_bytes(b"")
+    commands = [
+        ["scripts/translate.py", str(tmp_path / "nowhere"), "我"],
+        ["scripts/translate.py", "README.md"],  # no sentence: stdin would be read next
+        ["scripts/evaluate.py", str(unfinished), "--checkpoint", "last.pt"],
+        ["scripts/serve.py", str(unfinished)],
+    ]
+    code = (
+        "import runpy, sys\n"
+        f"for sys.argv in {commands!r}:\n"
+        "    try:\n        runpy.run_path(sys.argv[0], run_name='__main__')\n"
+        "    except SystemExit as stop:\n        print('exit', stop.code)\n"
+        "print('torch imported:', 'torch' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout.splitlines() == ["exit 2"] * 4 + ["torch imported: False"], result
+    assert result.stderr.splitlines() == [
+        f"error: run folder {tmp_path / 'nowhere'} does not exist; pass a folder made by "
+        "scripts/train.py",
+        "error: README.md is a file, not a run folder; pass a folder made by scripts/train.py",
+        f"error: {unfinished} has no checkpoints/last.pt; is it a finished run folder of "
+        "scripts/train.py?",
+        f"error: {unfinished} is not a finished run: it has no metrics.json (training stopped "
+        "before its test); pass the folder of a run that finished",
+    ]
 
 
 def test_metrics_of_a_run_without_attention_have_null_aer(tiny_run):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import torch
@@ -75,8 +76,9 @@ def test_resume_starts_at_the_saved_step_and_continues(tiny_run, toy_corpus, tmp
     assert json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))["steps"] == 36
 
 
-def test_training_into_an_existing_run_folder_is_refused(tiny_run, toy_corpus):
-    run_dir = tiny_run("additive")
+def test_training_into_an_existing_run_folder_is_refused(tiny_run, toy_corpus, tmp_path):
+    run_dir = tmp_path / "run"  # a copy: the shared run stays out of reach of a failure here
+    shutil.copytree(tiny_run("additive"), run_dir)
     before = (run_dir / "checkpoints/last.pt").read_bytes()
     result = run_script(
         "train.py", *TINY_OVERRIDES, f"data.dir={toy_corpus}", f"hydra.run.dir={run_dir}"

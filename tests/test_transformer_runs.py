@@ -6,6 +6,7 @@ the run reports."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +34,8 @@ def test_a_transformer_run_records_itself_and_its_checkpoint_rebuilds_it(tiny_ru
 
 
 def test_translate_and_evaluate_take_a_transformer_run(tiny_run, tmp_path: Path) -> None:
-    run_dir = tiny_run("transformer")
+    run_dir = tmp_path / "run"  # evaluate.py records into the run: a copy of the shared one
+    shutil.copytree(tiny_run("transformer"), run_dir)
     heatmap = tmp_path / "love.png"
     greedy = run_script("translate.py", str(run_dir), "我 爱 中国", "--heatmap", str(heatmap))
     assert greedy.returncode == 0, greedy.stderr

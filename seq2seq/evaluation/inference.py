@@ -18,6 +18,7 @@ from seq2seq.data.loading import check_same_file, load_splits
 from seq2seq.data.segmentation import resegment
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
+from seq2seq.evaluation.run_files import checkpoint_file
 from seq2seq.model.checkpoint import load_checkpoint, model_from_checkpoint
 from seq2seq.model.networks import Network
 from seq2seq.model.search import decode
@@ -57,20 +58,7 @@ class TrainedRun:
         cls, run_dir: str | Path, checkpoint: str = "best.pt", device: str = "cpu"
     ) -> TrainedRun:
         run_dir = Path(run_dir)
-        if run_dir.exists() and not run_dir.is_dir():
-            raise UserError(
-                f"{run_dir} is a file, not a run folder; pass a folder made by scripts/train.py"
-            )
-        if not run_dir.is_dir():
-            raise UserError(
-                f"run folder {run_dir} does not exist; pass a folder made by scripts/train.py"
-            )
-        path = run_dir / "checkpoints" / checkpoint
-        if not path.is_file():
-            raise UserError(
-                f"{run_dir} has no checkpoints/{checkpoint}; "
-                "is it a finished run folder of scripts/train.py?"
-            )
+        path = checkpoint_file(run_dir, checkpoint)
         payload = load_checkpoint(path, map_location=device)
         model, src_vocab, tgt_vocab = model_from_checkpoint(payload, device)
         model.eval()

@@ -23,7 +23,8 @@ from seq2seq.errors import UserError
 from seq2seq.evaluation.extract import ALL_LAYERS, extract_attention_weights
 from seq2seq.evaluation.inference import TrainedRun
 from seq2seq.evaluation.metrics import alignment_error_rate, hard_alignment
-from seq2seq.evaluation.summary import METRICS_FILE, RunSummary
+from seq2seq.evaluation.run_files import finished_run_metrics
+from seq2seq.evaluation.summary import RunSummary
 from seq2seq.explorer.inputs import RequestError, check_sentence
 
 EOS = "<eos>"
@@ -120,13 +121,8 @@ class RunExplorer:
         test sentences once; a corpus that is gone or changed only leaves the list empty
         (said in :attr:`notes`). Raises :class:`UserError` for a folder that is not a finished
         run or a checkpoint that does not load."""
-        metrics = Path(run_dir) / METRICS_FILE
+        metrics = finished_run_metrics(run_dir, checkpoint)
         run = TrainedRun.load(run_dir, checkpoint, device=device)
-        if not metrics.is_file():
-            raise UserError(
-                f"{run_dir} is not a finished run: it has no {METRICS_FILE} (training stopped "
-                "before its test); pass the folder of a run that finished"
-            )
         summary = RunSummary.load(metrics)
         notes: list[str] = []
         try:

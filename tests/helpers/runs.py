@@ -3,10 +3,13 @@ training overrides, the scripts as subprocesses, and the loss curve of a run."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import random
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,6 +35,22 @@ def write_toy_corpus(directory: Path, seed: int = 0, sizes=(600, 60, 60)) -> Pat
             lines.append("我 爱 中国\tI love China\t0-0 1-1 2-2\n")
         (directory / f"{split}.tsv").write_text("".join(lines), encoding="utf-8")
     return directory
+
+
+def made_once(path: Path, make: Callable[[Path], object]) -> Path:
+    """``path``, made by ``make(path)`` unless another process already made it: the test
+    workers of pytest-xdist share the session's fixtures folder (see ``shared_tmp`` in
+    conftest), and an exclusive lock makes the others wait for the first one's ``make``
+    instead of repeating it. A ``make`` that failed half-way is cleared and tried again."""
+    done = path.with_name(f"{path.name}.done")
+    with open(path.with_name(f"{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            if path.exists():
+                shutil.rmtree(path)
+            make(path)
+            done.touch()
+    return path
 
 
 TINY_OVERRIDES = [
