@@ -14,6 +14,7 @@ from seq2seq.data.corpus import Pair, parse_alignment
 from seq2seq.data.synthetic.grammar import Grammar
 from seq2seq.data.synthetic.grammar_file import DEFAULT_GRAMMAR
 from seq2seq.data.synthetic.phrase import Phrase, arrange, concat
+from seq2seq.data.synthetic.sampler import draw
 from seq2seq.errors import UserError
 
 
@@ -228,6 +229,25 @@ def test_concat_is_arrange_with_one_order_on_both_sides() -> None:
     named = {str(k): part for k, part in enumerate(parts)}
     assert concat(parts) == arrange(named, tuple(named), tuple(named))
     assert concat(parts).links == ((0, 0), (2, 2), (3, 4), (4, 3)) and concat([]) == Phrase()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(0, 2**32),
+    st.lists(st.one_of(st.just(0.0), st.floats(0.01, 1e3)), min_size=1, max_size=8).filter(any),
+)
+def test_draw_is_random_choices_to_the_bit(seed: int, weights: list[float]) -> None:
+    """The sampler's weighted draw picks what ``rng.choices`` picks and leaves the stream where
+    it does, so the corpus is the one ``choices`` made (a weight of 0 is never drawn)."""
+    table = {f"k{i}": w for i, w in enumerate(weights)}
+    mine, theirs = random.Random(seed), random.Random(seed)
+    for _ in range(5):
+        drawn = draw(mine, table)
+        assert drawn == theirs.choices(list(table), list(table.values()))[0]
+        assert table[drawn] > 0
+    assert mine.getstate() == theirs.getstate()
+    with pytest.raises(ValueError, match="positive finite total"):
+        draw(mine, dict.fromkeys(table, 0.0))
 
 
 def test_arrange_reorders_each_side_and_keeps_links() -> None:

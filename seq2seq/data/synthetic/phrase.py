@@ -79,20 +79,22 @@ def arrange(
     en_start: dict[str, int] = {}
     for name in zh_order:
         zh_start[name] = len(zh)
-        zh.extend(parts[name].zh)
+        zh += parts[name].zh
     for name in en_order:
         en_start[name] = len(en)
-        en.extend(parts[name].en)
+        en += parts[name].en
     links: list[Link] = []
     possible: list[Link] = []
     for name in zh_order:
         part = parts[name]
-        if part.links or part.possible:  # a part on one side only has no links
+        if part.links:  # a part on one side only has none
             dz, de = zh_start[name], en_start[name]
-            links.extend([(i + dz, j + de) for i, j in part.links])
-            possible.extend([(i + dz, j + de) for i, j in part.possible])
-    links.extend([(zh_start[a] + i, en_start[b] + j) for a, i, b, j in cross_links])
-    possible.extend([(zh_start[a] + i, en_start[b] + j) for a, i, b, j in cross_possible])
+            links += [(i + dz, j + de) for i, j in part.links]
+        if part.possible:
+            dz, de = zh_start[name], en_start[name]
+            possible += [(i + dz, j + de) for i, j in part.possible]
+    links += [(zh_start[a] + i, en_start[b] + j) for a, i, b, j in cross_links]
+    possible += [(zh_start[a] + i, en_start[b] + j) for a, i, b, j in cross_possible]
     return Phrase(tuple(zh), tuple(en), tuple(links), tuple(possible))
 
 

@@ -13,9 +13,12 @@ order, so a seed fixes the corpus.
 
 from __future__ import annotations
 
+import math
 import random
+from bisect import bisect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
+from itertools import accumulate
 from typing import Any, TypeVar
 
 from seq2seq.data.synthetic.builders import Builders
@@ -42,8 +45,14 @@ def pick_other(rng: random.Random, items: Sequence[Any], avoid: Iterable[str]) -
 
 
 def draw(rng: random.Random, weights: Mapping[T, float]) -> T:
-    """A key drawn with probability proportional to its weight (one with weight 0 never)."""
-    return rng.choices(tuple(weights), tuple(weights.values()))[0]
+    """A key drawn with probability proportional to its weight (one with weight 0 never):
+    ``rng.choices(keys, weights)[0]`` to the bit (the same one ``random()`` and the same
+    arithmetic), without its generality (the generator's second most frequent call)."""
+    cumulative = list(accumulate(weights.values()))
+    total = cumulative[-1] + 0.0
+    if not 0.0 < total < math.inf:
+        raise ValueError(f"the weights must have a positive finite total, got {total}")
+    return tuple(weights)[bisect(cumulative, rng.random() * total, 0, len(cumulative) - 1)]
 
 
 def group(entries: Iterable[T], keys: Callable[[T], Iterable[str]]) -> dict[str, list[T]]:
@@ -70,6 +79,7 @@ class Sampler:
         self.joins = {" ".join(c.zh): c.weight for c in builders.file.connectives}
         before = {" ".join(c.zh): c.weight for c in builders.file.connectives if c.before_question}
         self.question_joins = before if any(before.values()) else self.joins
+        self.join_sizes = {zh: len(zh.split()) for zh in self.joins}  # tokens of each join
         self.pools = cache(self._pools)
         self.forms = cache(self._forms)
         slots = [("subject", ("person",)), ("companion", ("person",)), ("complement", ("person",))]
@@ -117,7 +127,8 @@ class Sampler:
                         break
                     continue
                 joins = self.question_joins if question and len(pieces) == 1 else self.joins
-                fitting = {zh: w for zh, w in joins.items() if fits(grown + len(zh.split()))}
+                sizes = self.join_sizes
+                fitting = {zh: w for zh, w in joins.items() if fits(grown + sizes[zh])}
                 if any(fitting.values()):
                     join = self.builders.connectives[draw(rng, fitting)]
                     pieces.append(join)
