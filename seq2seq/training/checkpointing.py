@@ -17,6 +17,7 @@ from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.model import ModelSpec
 from seq2seq.model.checkpoint import Checkpoint, load_checkpoint
+from seq2seq.training.adam import Adam
 from seq2seq.training.resume import frozen_differences
 from seq2seq.training.schedule import Schedule
 from seq2seq.training.state import TrainState
@@ -29,7 +30,7 @@ def make_checkpoint(
     *,
     rng: dict[str, Any],
     model: torch.nn.Module,
-    optimizer: torch.optim.Optimizer,
+    optimizer: Adam,
     schedule: Schedule,
     state: TrainState,
     spec: ModelSpec,

@@ -17,6 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from seq2seq.data.batching import ParallelDataset
+from seq2seq.training.adam import Adam
 from seq2seq.training.distributed import ProcessGroup, data_parallel, shard
 from seq2seq.training.objective import TRANSLATION, Objective
 
@@ -57,7 +58,7 @@ class Updater:
     def __init__(
         self,
         model: nn.Module,
-        optimizer: torch.optim.Optimizer,
+        optimizer: Adam,
         objective: Objective,
         group: ProcessGroup,
         *,
@@ -108,7 +109,7 @@ class Updater:
         result = StepResult(losses, math.nan, tokens)
         if not result.finite:  # every process sees the same values: all skip together
             return result
-        self.optimizer.zero_grad(set_to_none=True)
+        self.optimizer.zero_grad()
         self._objective(sums, normalizers, objective.weights(step)).backward()
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip))
         self.optimizer.step()
