@@ -1,5 +1,6 @@
 """The sample sentences of a run (``data.samples``): their greedy translations and attention
-heatmaps at every validation, so TensorBoard shows how the alignment forms."""
+heatmaps at every validation, so TensorBoard shows how the alignment forms. Drawn on rank 0
+only; matplotlib is imported at the first drawing (see :mod:`.tblog`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from seq2seq.model.networks import Network
 from seq2seq.model.search import greedy_decode
 from seq2seq.model.transformer import Transformer, encoder_self_attention
 from seq2seq.training.tblog import RunLogger, translations_markdown
-from seq2seq.viz import plot_attention
 
 
 def sample_sources(samples: Sequence[str], char_level: bool) -> list[tuple[str, ...]]:
@@ -46,6 +46,8 @@ def log_samples(
     logger.text("samples", translations_markdown(rows), step)
     if not model.attention.has_weights:
         return
+    from seq2seq.viz import plot_attention  # matplotlib: rank 0 only, see the module's docstring
+
     weights = extract_attention_weights(model, batch, reference=False, trim=True)
     for k, (src, hyp, array) in enumerate(zip(sources, translations, weights, strict=True)):
         figure = plot_attention(array, [*src, "<eos>"], [*hyp, "<eos>"][: array.shape[1]])
@@ -66,6 +68,8 @@ def log_layers(
     """A Transformer's every layer: each decoder layer's cross-attention on the sample's own
     output (``attention/sample_<k>/cross_layer_<l>``, teacher-forced: the weights greedy
     decoding had) and each encoder layer's self-attention (``…/self_layer_<l>``)."""
+    from seq2seq.viz import plot_attention
+
     pairs = [Pair(src, tuple(out)) for src, out in zip(sources, outputs, strict=True)]
     batch = ParallelDataset(pairs, src_vocab, tgt_vocab).collate(range(len(pairs)))
     batch = batch.to(next(model.parameters()).device)

@@ -1,4 +1,9 @@
-"""TensorBoard logging with the same tag names in every run, so variants overlay."""
+"""TensorBoard logging with the same tag names in every run, so variants overlay.
+
+TensorBoard's writer and matplotlib (:mod:`seq2seq.viz`) are imported when a :class:`RunLogger`
+is made and when it draws, not with this module: they are about 0.9 s of a process's start
+that the ranks above 0 (a :class:`NullLogger`) and a command refused before training never use.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +11,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from torch.utils.tensorboard import SummaryWriter
-from torch.utils.tensorboard.summary import hparams as hparams_summary
-
-from seq2seq.viz import figure_to_image_array
-
 
 class RunLogger:
     """Scalars, attention heatmaps, sample translations and hparams of one run (``tb/``)."""
 
     def __init__(self, log_dir: str | Path, purge_step: int | None = None) -> None:
+        from torch.utils.tensorboard import SummaryWriter  # see the module's docstring
+
         self.writer = SummaryWriter(log_dir=str(log_dir), purge_step=purge_step)
 
     def scalars(self, values: Mapping[str, float], step: int) -> None:
@@ -24,6 +26,8 @@ class RunLogger:
 
     def figure(self, tag: str, figure: object, step: int) -> None:
         """A matplotlib Figure as an image (no pyplot involved)."""
+        from seq2seq.viz import figure_to_image_array
+
         self.writer.add_image(tag, figure_to_image_array(figure), step, dataformats="HWC")
 
     def text(self, tag: str, markdown: str, step: int) -> None:
@@ -35,6 +39,8 @@ class RunLogger:
         ``SummaryWriter.add_hparams`` would create a stray sub-run; writing the three hparams
         summaries directly keeps them beside the run's scalars.
         """
+        from torch.utils.tensorboard.summary import hparams as hparams_summary
+
         clean = {
             k: v if isinstance(v, int | float | str | bool) else str(v) for k, v in params.items()
         }
