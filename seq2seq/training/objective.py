@@ -8,10 +8,10 @@ a normaliser of the whole (global) batch.
   objective (``train.alignment_weight`` moved by ``train.alignment_schedule``).
 
 Normalising by the *global* counts, computed from the global batch's pairs without any
-communication, is what makes data parallelism exact: each of ``world_size`` processes
-minimises ``world_size × sum / normaliser`` of its share, DDP averages the gradients, and the
-average is the one-process gradient of the global batch. Adding a loss term: its sum and
-normaliser here, in :meth:`Objective.terms` and :meth:`Objective.normalizers`.
+communication, is what makes data parallelism exact: each of ``world_size`` processes minimises
+``world_size × sum / normaliser`` of its share, the gradients are averaged over the processes,
+and the average is the one-process gradient of the global batch. Adding a loss term: its sum
+and normaliser here, in :meth:`Objective.terms` and :meth:`Objective.normalizers`.
 """
 
 from __future__ import annotations

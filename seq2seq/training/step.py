@@ -1,10 +1,11 @@
 """One update, for one process and for data parallelism alike: forward, the loss terms,
 the finiteness check, backward, clipping, the optimizer step.
 
-Under DDP each process runs :meth:`Updater.update` on the same global batch: it takes its
-share of the pairs (:func:`~seq2seq.training.distributed.shard`) and divides each loss sum by
-the global normaliser over ``world_size`` (:mod:`seq2seq.training.objective`); that is all
-distribution changes. On one process the share is the whole batch and ``world_size`` is 1.
+Under data parallelism each process runs :meth:`Updater.update` on the same global batch: it
+takes its share of the pairs (:func:`~seq2seq.training.distributed.shard`) and divides each
+loss sum by the global normaliser over ``world_size`` (:mod:`seq2seq.training.objective`); that
+is all distribution changes. On one process the share is the whole batch and ``world_size`` is
+1.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from torch import Tensor, nn
 
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.training.adam import Adam
-from seq2seq.training.distributed import ProcessGroup, data_parallel, shard
+from seq2seq.training.distributed import ProcessGroup, gradient_average, shard
 from seq2seq.training.objective import TRANSLATION, Objective
 
 
@@ -51,8 +52,9 @@ class StepResult:
 class Updater:
     """Updates ``model`` with ``optimizer`` on global batches; one per trainer.
 
-    ``model`` is the plain model (its parameters are clipped and stepped); on several
-    processes the forward pass runs through its DDP wrapper, which averages the gradients.
+    ``model``'s parameters are clipped and stepped; on several processes their gradients are
+    averaged over the processes (:class:`~seq2seq.training.distributed.GradientAverage`)
+    between the backward pass and the clipping.
     """
 
     def __init__(
@@ -66,7 +68,7 @@ class Updater:
         teacher_forcing: float,
     ) -> None:
         self.model = model
-        self.forward_model = data_parallel(model, group) or model
+        self.average_gradients = gradient_average(model, group)
         self.optimizer = optimizer
         self.objective = objective
         self.group = group
@@ -89,7 +91,7 @@ class Updater:
             own, gold=objective.needs_weights, possible_weight=objective.guide.possible_weight
         ).to(device)
         self.model.train()
-        logits, weights = self.forward_model(
+        logits, weights = self.model(
             batch.src,
             batch.src_lengths,
             batch.src_mask,
@@ -111,6 +113,7 @@ class Updater:
             return result
         self.optimizer.zero_grad()
         self._objective(sums, normalizers, objective.weights(step)).backward()
+        self.average_gradients()
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip))
         self.optimizer.step()
         return StepResult(losses, grad_norm, tokens)
@@ -118,7 +121,7 @@ class Updater:
     def _objective(
         self, sums: dict[str, Tensor], normalizers: dict[str, float], weights: dict[str, float]
     ) -> Tensor:
-        """Σ_terms weight × sum / (normaliser / world_size): DDP's gradient average over the
+        """Σ_terms weight × sum / (normaliser / world_size): the gradient average over the
         processes then gives the gradient of the global batch's objective."""
         world = self.group.world_size
         total: Tensor | None = None
