@@ -18,7 +18,12 @@ import pytest
 import torch
 
 from seq2seq.errors import UserError
-from seq2seq.launch.processes import MIN_PAIRS_PER_PROCESS, killed_worker, planned_processes
+from seq2seq.launch.processes import (
+    MIN_PAIRS_PER_PROCESS,
+    failure_code,
+    killed_worker,
+    planned_processes,
+)
 from seq2seq.model.checkpoint import load_checkpoint
 from tests.helpers.bad_input import PROCESS_TIMEOUT, run_processes
 from tests.helpers.config import compose_config
@@ -222,3 +227,27 @@ def test_the_worker_killed_first_is_named_not_the_one_the_launcher_stopped_after
     assert killed_worker({0: failure(term, 6), 1: failure(term, 5)}) == (1, signal.SIGTERM)
     assert killed_worker({0: failure(2, 5), 1: failure(kill, 6)}) == (1, signal.SIGKILL)
     assert killed_worker({0: failure(2, 5)}) is None
+    # a worker that refused the command said why and exited 2; the launcher then stopped
+    # the other with SIGTERM: that is no death to report (it said "rank 1 was killed")
+    assert killed_worker({0: failure(2, 5), 1: failure(term, 5)}) is None
+    assert killed_worker({0: failure(term, 5), 1: failure(2, 5)}) is None
+    assert failure_code({0: failure(term, 5), 1: failure(2, 5)}) == 2
+    assert failure_code({0: failure(1, 6), 1: failure(2, 5)}) == 2
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the default launch needs 2 cores")
+def test_a_corpus_error_under_the_default_launch_is_rank_0s_one_line(toy_corpus, tmp_path) -> None:
+    """Every worker finds the bad line; rank 0 says so, and the launcher neither adds a
+    line about the worker it stopped after that nor keeps the run folder."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(toy_corpus, corpus)
+    lines = (corpus / "valid.tsv").read_bytes().split(b"\n")
+    lines[2] = "我 爱 中国 I love China".encode()
+    (corpus / "valid.tsv").write_bytes(b"\n".join(lines))
+    run_dir = tmp_path / "run"
+    done = run(*AUTO, f"data.dir={corpus}", f"hydra.run.dir={run_dir}")
+    output = done.stdout + done.stderr
+    assert done.returncode == 2, output[-3000:]
+    errors = [line for line in output.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "valid.tsv:3:" in errors[0], output[-3000:]
+    assert "Traceback" not in output and not run_dir.exists(), output[-3000:]

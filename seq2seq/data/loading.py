@@ -97,6 +97,20 @@ def check_same_file(data: DataConfig, expected_sha256: str | None) -> None:
         )
 
 
+def corpus_folder(data: DataConfig) -> Path:
+    """The folder ``data.dir`` of train/valid/test.tsv, the synthetic corpus generated into it
+    first when configured; a :class:`UserError` when there is no such folder."""
+    if data.synthetic:
+        ensure_synthetic_corpus(data)
+    directory = Path(data.dir or "")
+    if not directory.is_dir():
+        raise UserError(
+            f"data folder {directory} does not exist; set data.dir to a folder with "
+            "train.tsv, valid.tsv and test.tsv"
+        )
+    return directory
+
+
 def load_splits(data: DataConfig) -> dict[str, list[Pair]]:
     """Read train/valid/test (generating the synthetic corpus first when configured).
 
@@ -110,14 +124,7 @@ def load_splits(data: DataConfig) -> dict[str, list[Pair]]:
             read_tsv(data.path, fmt), data.valid_size, data.test_size, data.seed
         )
     else:
-        if data.synthetic:
-            ensure_synthetic_corpus(data)
-        directory = Path(data.dir or "")
-        if not directory.is_dir():
-            raise UserError(
-                f"data folder {directory} does not exist; set data.dir to a folder with "
-                "train.tsv, valid.tsv and test.tsv"
-            )
+        directory = corpus_folder(data)
         if (directory / CORPUS_FILE).is_file():  # a synthetic corpus, e.g. evaluate --data-dir
             fmt = replace(fmt, keep_raw=False)
         splits = {split: read_tsv(directory / f"{split}.tsv", fmt) for split in SPLITS}

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq.config.schema import Config, DataConfig
-from seq2seq.data.loading import ensure_synthetic_corpus
+from seq2seq.data.loading import corpus_folder
 from seq2seq.errors import UserError
 from seq2seq.evaluation.summary import METRICS_FILE, RunSummary
 from seq2seq.launch.run_folder import LOCKED_ENV, RunFolder
@@ -134,13 +134,24 @@ def killed_worker(failures: Mapping[int, Any]) -> tuple[int, int] | None:
 
     Once one worker is gone the launcher stops the others with SIGTERM, and one caught
     outside the training loop dies of it too; so a death by SIGTERM is the cause only when no
-    other signal killed a worker; ties go to the earliest failure, then the lowest rank."""
+    other signal killed a worker and no worker ended the run with its own one line (an exit
+    code of 2 or more: a refused command, a stop it reported); ties go to the earliest
+    failure, then the lowest rank."""
+    said_why = any(f.exitcode >= 2 for f in failures.values())
     killed = sorted(
         (f.exitcode == -signal.SIGTERM, f.timestamp, rank, -f.exitcode)
         for rank, f in failures.items()
-        if f.exitcode < 0
+        if f.exitcode < 0 and not (said_why and f.exitcode == -signal.SIGTERM)
     )
     return (killed[0][2], killed[0][3]) if killed else None
+
+
+def failure_code(failures: Mapping[int, Any]) -> int:
+    """The exit code of a run no signal killed (see :func:`killed_worker`): the earliest
+    failed worker's own code, then the lowest rank's (a worker the launcher stopped
+    after it has none of its own)."""
+    own = sorted((f.timestamp, rank, f.exitcode) for rank, f in failures.items() if f.exitcode > 0)
+    return own[0][2] if own else 1
 
 
 def launch_run(
@@ -148,9 +159,10 @@ def launch_run(
 ) -> float:
     """Start ``processes`` workers for the run in ``folder`` and wait; returns the run's test
     BLEU, or exits with the code of the workers' failure (the folder abandoned). The synthetic
-    corpus of ``data`` is made here, once, before the workers read it."""
-    if data.synthetic and not data.path:
-        ensure_synthetic_corpus(data)
+    corpus of ``data`` is made here, once, before the workers read it; a missing corpus folder
+    is refused before any worker starts."""
+    if not data.path:
+        corpus_folder(data)
     code = launch_workers(script, argv, processes, folder.path)
     if code:
         folder.abandon()
@@ -191,7 +203,7 @@ def launch_workers(script: str, argv: Sequence[str], processes: int, run_dir: Pa
         if cause is not None:
             rank, signum = cause
             raise WorkerDied(rank, processes, signum, run_dir) from None
-        return failed.get_first_failure()[1].exitcode
+        return failure_code(failed.failures)
     finally:
         os.environ.pop(LOCKED_ENV, None)
     return 0
