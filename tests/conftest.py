@@ -14,7 +14,7 @@ import torch
 from seq2seq.training.distributed import TIMEOUT_ENV
 from tests.helpers.processes import MARK, end_marked
 from tests.helpers.runs import (
-    TINY_OVERRIDES,
+    SHARED_RUN_OVERRIDES,
     TINY_TRANSFORMER,
     made_once,
     run_script,
@@ -72,7 +72,7 @@ def tiny_run(shared_tmp: Path, toy_corpus: Path) -> Callable[..., Path]:
         network = TINY_TRANSFORMER if transformer else (f"attention={attention}",)
         result = run_script(
             "train.py",
-            *TINY_OVERRIDES,
+            *SHARED_RUN_OVERRIDES,
             f"data.dir={toy_corpus}",
             *network,
             f"seed={seed}",

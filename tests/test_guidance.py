@@ -172,7 +172,7 @@ def test_the_weight_rises_to_its_peak_halfway_and_falls_back_to_zero_by_default(
 
 def trainer(tmp_path: Path, toy_corpus: Path, *overrides: str) -> Trainer:
     cfg = load_config(
-        [*TINY_OVERRIDES, f"data.dir={toy_corpus}", "data.samples=[]", "train.num_threads=1",
+        [*TINY_OVERRIDES, f"data.dir={toy_corpus}", "train.num_threads=1",
          *overrides]
     )  # fmt: skip
     return Trainer(cfg, tmp_path / "run")

@@ -32,7 +32,7 @@ from tests.helpers.runs import REPO, TINY_OVERRIDES, loss_curve, script_env
 
 # the tiny run with the default train.processes (auto), dropout 0 so runs compare exactly
 AUTO = [o for o in TINY_OVERRIDES if not o.startswith("train.processes")]
-EXACT = ["model.dropout=0", "data.samples=[]"]
+EXACT = ["model.dropout=0"]
 taskset = shutil.which("taskset")
 
 
@@ -136,7 +136,7 @@ def test_an_interrupted_two_process_run_resumes_exactly(toy_corpus, tmp_path) ->
     """With dropout on, each rank draws its own masks: a resumed run continues every rank's
     streams, so its losses equal the uninterrupted run's."""
     # plateau: a linear schedule plans its decay to max_steps, which differs between the runs
-    args = [*AUTO, f"data.dir={toy_corpus}", "model.dropout=0.3", "data.samples=[]",
+    args = [*AUTO, f"data.dir={toy_corpus}", "model.dropout=0.3",
             "train.lr_schedule=plateau"]  # fmt: skip
     whole = run(
         *args, "train.max_steps=20", "train.eval_every=8", f"hydra.run.dir={tmp_path / 'a'}"

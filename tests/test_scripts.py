@@ -10,7 +10,13 @@ import sys
 
 import pytest
 
-from tests.helpers.runs import REPO, TINY_OVERRIDES, TOY_LEXICON, run_script, script_env
+from tests.helpers.runs import (
+    REPO,
+    SHARED_RUN_OVERRIDES,
+    TOY_LEXICON,
+    run_script,
+    script_env,
+)
 
 
 def test_translate_arguments_stdin_beam_and_heatmaps(tiny_run, tmp_path):
@@ -188,7 +194,7 @@ def test_resuming_keeps_what_evaluate_recorded(tiny_run, toy_corpus, tmp_path, f
     if not finished:  # an interrupted run: evaluate.py has written the only metrics.json
         metrics.write_text(json.dumps({"evaluations": recorded}), encoding="utf-8")
     resumed = run_script(
-        "train.py", *TINY_OVERRIDES, f"data.dir={toy_corpus}", "attention=additive",
+        "train.py", *SHARED_RUN_OVERRIDES, f"data.dir={toy_corpus}", "attention=additive",
         "train.max_steps=36", "train.max_epochs=100", "resume=true", f"hydra.run.dir={run_dir}",
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr[-3000:]

@@ -48,7 +48,6 @@ def test_sigkill_at_random_moments_never_breaks_last_pt_then_sigterm_stops_clean
     last = run_dir / "checkpoints" / "last.pt"
     args = overrides(
         f"data.dir={toy_corpus}",
-        "data.samples=[]",
         "train.max_steps=100000",
         "train.max_epochs=0",
         "train.eval_every=1",  # last.pt (and often best.pt) rewritten after every step
@@ -88,7 +87,6 @@ def test_sigint_saves_and_resume_repeats_the_uninterrupted_run_exactly(
     args = overrides(
         *network,
         f"data.dir={toy_corpus}",
-        "data.samples=[]",
         "train.max_steps=100",
         "train.max_epochs=0",
         "train.eval_every=10",

@@ -21,7 +21,7 @@ def test_two_job_sweep_through_submitit_local(toy_corpus, tmp_path) -> None:
     overrides = [o for o in TINY_OVERRIDES if not o.startswith(("train.max_steps", "train.eval"))]
     result = run_script(
         "train.py", "-m", "hydra/launcher=submitit_local", "attention=none,additive",
-        *overrides, "train.max_steps=12", "train.eval_every=12", "data.samples=[]",
+        *overrides, "train.max_steps=12", "train.eval_every=12",
         f"data.dir={toy_corpus}", "train.num_threads=1", f"hydra.sweep.dir={sweep}",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]

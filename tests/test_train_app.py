@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from tests.helpers.runs import TINY_OVERRIDES, run_script
+from tests.helpers.runs import SHARED_RUN_OVERRIDES, TINY_OVERRIDES, run_script
 
 
 def scalar_tags(run_dir: Path) -> EventAccumulator:
@@ -64,7 +64,7 @@ def test_resume_starts_at_the_saved_step_and_continues(tiny_run, toy_corpus, tmp
     (run_dir / "checkpoints").mkdir()
     for name in ("last.pt", "best.pt"):  # a copy of the run folder's checkpoints
         (run_dir / "checkpoints" / name).write_bytes((source / "checkpoints" / name).read_bytes())
-    overrides = [o for o in TINY_OVERRIDES if not o.startswith("train.max_steps")]
+    overrides = [o for o in SHARED_RUN_OVERRIDES if not o.startswith("train.max_steps")]
     result = run_script(
         "train.py", *overrides, "train.max_steps=36", f"data.dir={toy_corpus}", "attention=dot",
         "resume=true", f"hydra.run.dir={run_dir}",
@@ -97,7 +97,7 @@ def test_finished_run_resumed_without_best_checkpoint_tests_the_last_one(
     (run_dir / "checkpoints").mkdir(parents=True)
     (run_dir / "checkpoints" / "last.pt").write_bytes((source / "checkpoints/last.pt").read_bytes())
     result = run_script(
-        "train.py", *TINY_OVERRIDES, f"data.dir={toy_corpus}", f"hydra.run.dir={run_dir}",
+        "train.py", *SHARED_RUN_OVERRIDES, f"data.dir={toy_corpus}", f"hydra.run.dir={run_dir}",
         "resume=true",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
@@ -110,7 +110,7 @@ def test_resume_refuses_another_lr_schedule(tiny_run, toy_corpus):
     run_dir = tiny_run("additive")
     before = (run_dir / "checkpoints/last.pt").read_bytes()
     result = run_script(
-        "train.py", *TINY_OVERRIDES, f"data.dir={toy_corpus}", f"hydra.run.dir={run_dir}",
+        "train.py", *SHARED_RUN_OVERRIDES, f"data.dir={toy_corpus}", f"hydra.run.dir={run_dir}",
         "resume=true", "train.lr_schedule=plateau",
     )  # fmt: skip
     assert result.returncode == 2

@@ -25,9 +25,7 @@ from tests.helpers.runs import TINY_OVERRIDES
 
 @pytest.fixture
 def trainer(tmp_path: Path, toy_corpus: Path) -> Trainer:
-    cfg = load_config(
-        [*TINY_OVERRIDES, f"data.dir={toy_corpus}", "data.samples=[]", "train.num_threads=1"]
-    )
+    cfg = load_config([*TINY_OVERRIDES, f"data.dir={toy_corpus}", "train.num_threads=1"])
     return Trainer(cfg, tmp_path / "run")
 
 
@@ -54,7 +52,7 @@ def test_train_step_updates_the_weights_and_reports_loss_norm_and_tokens(
 
 
 def test_adam_takes_its_beta2_from_the_config(tmp_path: Path, toy_corpus: Path) -> None:
-    overrides = [*TINY_OVERRIDES, f"data.dir={toy_corpus}", "data.samples=[]"]
+    overrides = [*TINY_OVERRIDES, f"data.dir={toy_corpus}"]
     default = Trainer(load_config(overrides), tmp_path / "default")
     assert default.optimizer.param_groups[0]["betas"] == (0.9, 0.999)  # PyTorch's
     chosen = Trainer(load_config([*overrides, "train.adam_beta2=0.98"]), tmp_path / "chosen")
@@ -118,7 +116,7 @@ def test_the_process_count_of_every_part_of_a_resumed_run_is_recorded(
     tmp_path: Path, toy_corpus: Path
 ) -> None:
     """A run started on two processes and resumed on one records both, not one for all."""
-    overrides = [*TINY_OVERRIDES, f"data.dir={toy_corpus}", "data.samples=[]"]
+    overrides = [*TINY_OVERRIDES, f"data.dir={toy_corpus}"]
     first = Trainer(load_config([*overrides, "train.max_steps=12"]), tmp_path / "run")
     fit(first, tmp_path)
     assert first.state.world_sizes == [1]

@@ -26,7 +26,7 @@ import pytest
 import torch
 
 from seq2seq.model.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
-from tests.helpers.runs import REPO, TINY_OVERRIDES, run_script, script_env
+from tests.helpers.runs import REPO, TINY_OVERRIDES, TINY_SAMPLE, run_script, script_env
 
 PROCESS_TIMEOUT = 300  # seconds; generous, other test suites may share the CPUs
 WAIT_TIMEOUT = 240  # for a file to appear while a training subprocess runs
@@ -330,7 +330,7 @@ def train(*extra: str, run: str = "{out}") -> tuple[str, ...]:
 
 
 def resume(*extra: str) -> tuple[str, ...]:
-    return train("resume=true", *extra, run="{run}")
+    return train("resume=true", TINY_SAMPLE, *extra, run="{run}")
 
 
 # The table's processes run side by side: one thread each, so none spins waiting for a core.

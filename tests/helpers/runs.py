@@ -53,9 +53,14 @@ def made_once(path: Path, make: Callable[[Path], object]) -> Path:
     return path
 
 
+#: The sample sentence whose translation and heatmaps a run logs at each validation: only the
+#: shared tiny runs (:func:`tests.conftest.tiny_run`) log one, for the tests that look at them;
+#: drawing it costs a tiny run a fifth of its time (matplotlib, two figures per validation).
+TINY_SAMPLE = "data.samples=['我 爱 中国']"
+
 TINY_OVERRIDES = [
     "data=tsv",
-    "data.samples=['我 爱 中国']",
+    "data.samples=[]",
     "model.embed_size=16",
     "model.hidden_size=16",
     "train.max_steps=24",
@@ -67,6 +72,10 @@ TINY_OVERRIDES = [
     "model.tanh=tanh",  # pinned: the suite's numbers never depend on a timing
 ]
 
+
+#: What the shared tiny runs are trained with (:func:`tests.conftest.tiny_run`): a test that
+#: resumes a copy of one gives these (a resumed run keeps its data settings, samples included).
+SHARED_RUN_OVERRIDES = [*TINY_OVERRIDES, TINY_SAMPLE]
 
 #: Added to :data:`TINY_OVERRIDES`: a tiny Transformer instead of the GRU (16-wide, 2 heads).
 TINY_TRANSFORMER = ("model=transformer", "model.ff_size=32", "attention.num_heads=2")
