@@ -295,7 +295,7 @@ def test_a_run_that_saved_nothing_reports_the_planned_processes(tmp_path: Path) 
     assert (source, state.step, state.history, ran) == (None, 0, [], 3)
 
 
-BUDGET_S = 10.0  # of training, from the run's first step (its start is not counted)
+BUDGET_S = 4.0  # of training, from the run's first step (its start is not counted)
 
 
 def test_time_to_target_on_two_processes_stops_at_the_budget(

@@ -1,7 +1,7 @@
-"""Two gloo processes compute one model's gradients on different batches, averaged once by
-PyTorch's ``DistributedDataParallel`` and once by :class:`GradientAverage`; rank 0 writes
-whether every gradient is equal bit for bit. ``python -m tests.helpers.gradient_parity OUT``
-(``tests/test_distributed.py`` runs it)."""
+"""Two gloo processes (this one and one it starts) compute one model's gradients on
+different batches, averaged once by PyTorch's ``DistributedDataParallel`` and once by
+:class:`GradientAverage`; rank 0 writes whether every gradient is equal bit for bit.
+``python -m tests.helpers.gradient_parity OUT`` (``tests/test_distributed.py`` runs it)."""
 
 from __future__ import annotations
 
@@ -58,4 +58,13 @@ def _rank(rank: int, store: str, out: str) -> None:
 
 if __name__ == "__main__":
     target = Path(sys.argv[1])
-    mp.spawn(_rank, args=(str(target.with_suffix(".store")), str(target)), nprocs=WORLD_SIZE)
+    args = (str(target.with_suffix(".store")), str(target))
+    peer = mp.get_context("spawn").Process(target=_rank, args=(1, *args))  # rank 1
+    peer.start()
+    try:
+        _rank(0, *args)  # this process is rank 0
+    finally:
+        peer.join(timeout=120)
+        if peer.is_alive():
+            peer.kill()
+    sys.exit(peer.exitcode or 0)
