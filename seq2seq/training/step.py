@@ -3,9 +3,9 @@ the finiteness check, backward, clipping, the optimizer step.
 
 Under data parallelism each process runs :meth:`Updater.update` on the same global batch: it
 takes its share of the pairs (:func:`~seq2seq.training.distributed.shard`) and divides each
-loss sum by the global normaliser over ``world_size`` (:mod:`seq2seq.training.objective`); that
-is all distribution changes. On one process the share is the whole batch and ``world_size`` is
-1.
+loss sum by the global normaliser over ``world_size`` (:mod:`seq2seq.training.objective`);
+that and the gradient average are all distribution changes. On one process the share is the
+whole batch and ``world_size`` is 1.
 """
 
 from __future__ import annotations
