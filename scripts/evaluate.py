@@ -1,10 +1,12 @@
 """Score a trained run: ``python scripts/evaluate.py RUN_DIR [--split test] [--beam-size 5]``.
 
 Prints a table of the split's metrics, with the alignment error report (where each English
-word's attention link goes) when the model has attention and the split has gold links, then
-records them in RUN_DIR/metrics.json under ``evaluations`` (keyed by split, checkpoint, beam
-and corpus); training's own ``test`` scores are never replaced. A progress bar on stderr
-shows the decoding (when stderr is a terminal). Scores that cannot be recorded (a read-only
+word's attention link goes) when the model has attention and the split has gold links, and
+where exact match is lost (the missed sentences per source length, their first wrong words;
+``--misses N`` shows N of them), then records them in RUN_DIR/metrics.json under
+``evaluations`` (keyed by split, checkpoint, beam and corpus); training's own ``test``
+scores are never replaced. A progress bar on stderr shows the decoding (when stderr is a
+terminal). Scores that cannot be recorded (a read-only
 run folder, a full disk) are still printed, then one line says why they were not recorded.
 """
 
@@ -27,14 +29,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--checkpoint", default="best.pt", help="file in RUN_DIR/checkpoints")
     parser.add_argument("--data-dir", help="where the corpus is, if not where training read it")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
+    parser.add_argument(
+        "--misses", type=int, default=0, metavar="N",
+        help="show N of the sentences not translated exactly, first wrong word in brackets",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.misses < 0:
+        raise UserError(f"--misses must be 0 or more, got {args.misses}")
     checkpoint_file(args.run_dir, args.checkpoint)  # a wrong folder: one line, before torch
 
+    from seq2seq.evaluation.misses import format_misses
     from seq2seq.evaluation.report import evaluate_run, format_layers, format_metrics
     from seq2seq.evaluation.summary import METRICS_FILE, record_evaluation
     from seq2seq.runtime import resolve_device
 
-    evaluation = evaluate_run(
+    evaluation, misses = evaluate_run(
         args.run_dir,
         split=args.split,
         beam_size=args.beam_size,
@@ -46,7 +55,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     title = f"{args.run_dir} — {args.split}, {args.checkpoint} (step {evaluation.step})"
     print(format_metrics(evaluation.scores, title=title), flush=True)
-    for line in format_layers(evaluation.layers):
+    for line in format_layers(evaluation.layers) + format_misses(misses, args.misses):
         print(line, flush=True)
     metrics = args.run_dir / METRICS_FILE
     try:

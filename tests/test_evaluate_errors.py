@@ -38,6 +38,8 @@ EVALUATE_CASES = [
          ("README.md is a file, not a run folder",)),
     Case("evaluate-unknown-device", "evaluate.py", ("{run}", "--device", "gpu"),
          ("--device gpu is unknown; use auto, cpu, cuda, cuda:N or mps",), prepare=run_copy()),
+    Case("evaluate-negative-misses", "evaluate.py", ("{run}", "--misses", "-1"),
+         ("--misses must be 0 or more, got -1",), prepare=run_copy()),
     Case("evaluate-read-only-run-folder", "evaluate.py", ("{run}", "--device", "cpu"),
          ("the scores above were not recorded in", "metrics.json", "read-only file system",
           "copy the run folder"),

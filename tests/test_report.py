@@ -44,7 +44,7 @@ def test_a_stored_data_dir_is_never_interpolated(tmp_path, monkeypatch):
     literal = str(tmp_path / "evil_${oc.env:SEQ2SEQ_TEST_SECRET}")
     write_toy_corpus(Path(literal), sizes=(40, 8, 8))
     write_run(tmp_path / "run", literal)
-    evaluation = evaluate_run(tmp_path / "run", device="cpu")
+    evaluation, _ = evaluate_run(tmp_path / "run", device="cpu")
     assert evaluation.scores.bleu >= 0.0  # read the folder literally named evil_${...}
     assert evaluation.corpus == literal and evaluation.checkpoint == "best.pt"
     assert not (tmp_path / "evil_s3cret").exists()

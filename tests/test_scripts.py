@@ -53,9 +53,20 @@ def test_evaluate_records_every_metric_beside_trainings_own(tiny_run, toy_corpus
     run_dir = tmp_path / "run"  # evaluate.py records into the run: a copy of the shared one
     shutil.copytree(tiny_run("multihead"), run_dir)
     before = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
-    result = run_script("evaluate.py", str(run_dir), "--split", "valid", "--beam-size", "2")
+    result = run_script(
+        "evaluate.py", str(run_dir), "--split", "valid", "--beam-size", "2", "--misses", "2"
+    )
     assert result.returncode == 0, result.stderr
     assert "BLEU by source length" in result.stdout and "AER best head" in result.stdout
+    # the tiny model misses most sentences: their count agrees with the exact match printed
+    # above it, and two of them are shown with their first wrong word in brackets
+    exact = float(result.stdout.split("exact match %")[1].split()[0])
+    missed, of = result.stdout.split("Missed (output not exactly the reference): ")[1].split()[:3:2]
+    assert int(missed) == round((100 - exact) * int(of) / 100) and int(of) > 2
+    assert (
+        result.stdout.count("      reference  ") == 2
+        and "more (--misses N shows N)" in result.stdout
+    )
     after = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
     for key, value in before.items():  # training's own record, test scores included, intact
         assert after[key] == value, key

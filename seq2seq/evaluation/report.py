@@ -4,17 +4,25 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.errors import UserError
 from seq2seq.evaluation.alignment_report import format_report
 from seq2seq.evaluation.inference import TrainedRun
+from seq2seq.evaluation.misses import Misses, find_misses
 from seq2seq.evaluation.scores import Scores
-from seq2seq.evaluation.scoring import evaluate, layer_alignment
+from seq2seq.evaluation.scoring import full_scores, layer_alignment, quick_part
 from seq2seq.evaluation.summary import Evaluation
 from seq2seq.files import file_sha256
 from seq2seq.runtime import resolve_device
+
+
+class RunEvaluation(NamedTuple):
+    """What :func:`evaluate_run` found: the scores to record, and the sentences missed."""
+
+    evaluation: Evaluation
+    misses: Misses
 
 
 def evaluate_run(
@@ -27,10 +35,11 @@ def evaluate_run(
     data_dir: str | None = None,
     device: str = "auto",
     progress: bool = False,
-) -> Evaluation:
-    """Full metrics of a run's checkpoint on ``split``, with what produced them; nothing is
-    written (:func:`seq2seq.evaluation.summary.record_evaluation` does that). ``progress``
-    draws a progress bar on stderr while decoding (when it is a terminal)."""
+) -> RunEvaluation:
+    """Full metrics of a run's checkpoint on ``split``, with what produced them, and the
+    split's sentences the model does not translate exactly; nothing is written
+    (:func:`seq2seq.evaluation.summary.record_evaluation` does that). ``progress`` draws a
+    progress bar on stderr while decoding (when it is a terminal)."""
     if beam_size < 1 or batch_size < 1:
         raise UserError("--beam-size and --batch-size must be at least 1")
     run = TrainedRun.load(run_dir, checkpoint, device=str(resolve_device(device)))
@@ -44,23 +53,21 @@ def evaluate_run(
     splits = run.splits(data)
     dataset = ParallelDataset(splits[split], run.src_vocab, run.tgt_vocab)
     valid = ParallelDataset(splits["valid"], run.src_vocab, run.tgt_vocab)
-    scores = evaluate(
-        run.model,
-        dataset,
-        run.tgt_vocab,
-        batch_size=batch_size,
-        device=next(run.model.parameters()).device,
-        beam_size=beam_size,
-        select_head_on=("valid", valid) if split != "valid" else None,
-        progress=progress,
-    )
+    device_of = next(run.model.parameters()).device
+    part = quick_part(
+        run.model, dataset, run.tgt_vocab, batch_size=batch_size, device=device_of,
+        beam_size=beam_size, progress=progress,
+    )  # fmt: skip
+    scores = full_scores(
+        run.model, dataset, run.tgt_vocab, part, batch_size=batch_size, device=device_of,
+        beam_size=beam_size, select_head_on=("valid", valid) if split != "valid" else None,
+    )  # fmt: skip
     has_gold = any(pair.alignment is not None for pair in dataset.pairs)
     layers = []
     if run.model.decoder_layer_count and has_gold:
-        device_of = next(run.model.parameters()).device
         layers = layer_alignment(run.model, dataset, batch_size=batch_size, device=device_of)
     source = Path(data.path) if data.path else Path(data.dir or "") / f"{split}.tsv"
-    return Evaluation(
+    evaluation = Evaluation(
         checkpoint=checkpoint,
         step=run.step,
         split=split,
@@ -70,6 +77,7 @@ def evaluate_run(
         scores=scores,
         layers=layers,
     )
+    return RunEvaluation(evaluation, find_misses(part.hypotheses, dataset.pairs))
 
 
 def format_layers(layers: list[dict[str, Any]]) -> list[str]:
