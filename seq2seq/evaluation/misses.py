@@ -38,8 +38,8 @@ class Miss:
         """The first token position where output and reference differ (the shorter one's
         length when one is the other's beginning)."""
         pairs = zip(self.reference, self.output, strict=False)
-        same = next((k for k, (ref, out) in enumerate(pairs) if ref != out), None)
-        return min(len(self.reference), len(self.output)) if same is None else same
+        differ = next((k for k, (ref, out) in enumerate(pairs) if ref != out), None)
+        return min(len(self.reference), len(self.output)) if differ is None else differ
 
     @property
     def first_wrong(self) -> tuple[str, str]:
