@@ -12,7 +12,7 @@ from seq2seq.evaluation.alignment_report import format_report
 from seq2seq.evaluation.inference import TrainedRun
 from seq2seq.evaluation.misses import Misses, find_misses
 from seq2seq.evaluation.scores import Scores
-from seq2seq.evaluation.scoring import full_scores, layer_alignment, quick_part
+from seq2seq.evaluation.scoring import evaluate_split, layer_alignment
 from seq2seq.evaluation.summary import Evaluation
 from seq2seq.files import file_sha256
 from seq2seq.runtime import resolve_device
@@ -54,13 +54,10 @@ def evaluate_run(
     dataset = ParallelDataset(splits[split], run.src_vocab, run.tgt_vocab)
     valid = ParallelDataset(splits["valid"], run.src_vocab, run.tgt_vocab)
     device_of = next(run.model.parameters()).device
-    part = quick_part(
+    scores, hypotheses = evaluate_split(
         run.model, dataset, run.tgt_vocab, batch_size=batch_size, device=device_of,
-        beam_size=beam_size, progress=progress,
-    )  # fmt: skip
-    scores = full_scores(
-        run.model, dataset, run.tgt_vocab, part, batch_size=batch_size, device=device_of,
         beam_size=beam_size, select_head_on=("valid", valid) if split != "valid" else None,
+        progress=progress,
     )  # fmt: skip
     has_gold = any(pair.alignment is not None for pair in dataset.pairs)
     layers = []
@@ -77,7 +74,7 @@ def evaluate_run(
         scores=scores,
         layers=layers,
     )
-    return RunEvaluation(evaluation, find_misses(part.hypotheses, dataset.pairs))
+    return RunEvaluation(evaluation, find_misses(hypotheses, dataset.pairs))
 
 
 def format_layers(layers: list[dict[str, Any]]) -> list[str]:

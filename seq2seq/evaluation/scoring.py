@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -293,16 +293,45 @@ def evaluate(
     has no gold links). ``progress``: a progress bar while decoding (see
     :func:`translate_dataset`).
     """
+    return evaluate_split(
+        model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size,
+        full=full, select_head_on=select_head_on, progress=progress,
+    ).scores  # fmt: skip
+
+
+class SplitEvaluation(NamedTuple):
+    """:func:`evaluate_split`'s result: the scores and the hypotheses they were computed from."""
+
+    scores: Scores
+    hypotheses: list[list[str]]  # (N,) output tokens of each pair of the split, in its order
+
+
+def evaluate_split(
+    model: Network,
+    dataset: ParallelDataset,
+    tgt_vocab: Vocab,
+    *,
+    batch_size: int,
+    device: torch.device,
+    beam_size: int = 1,
+    full: bool = True,
+    select_head_on: tuple[str, ParallelDataset] | None = None,
+    progress: bool = False,
+) -> SplitEvaluation:
+    """:func:`evaluate`, keeping the hypotheses (``scripts/evaluate.py`` lists the misses)."""
     part = quick_part(
         model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size,
         progress=progress,
     )  # fmt: skip
     if not full:
-        return quick_scores([part], dataset.pairs, tgt_vocab, beam_size)
-    return full_scores(
+        return SplitEvaluation(
+            quick_scores([part], dataset.pairs, tgt_vocab, beam_size), part.hypotheses
+        )
+    scores = full_scores(
         model, dataset, tgt_vocab, part, batch_size=batch_size, device=device,
         beam_size=beam_size, select_head_on=select_head_on,
     )  # fmt: skip
+    return SplitEvaluation(scores, part.hypotheses)
 
 
 def full_scores(
