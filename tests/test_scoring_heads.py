@@ -35,7 +35,7 @@ def test_best_head_is_picked_on_the_selection_split_and_reported_on_this_one() -
     scores = evaluate(
         model, test_set, tgt_vocab, batch_size=8, device=device,
         select_head_on=("valid", valid_set),
-    ).alignment  # fmt: skip
+    ).scores.alignment  # fmt: skip
     assert scores is not None and scores.best_head_split == "valid"
     assert scores.best_head == on_valid["best_head"]
     assert scores.aer_per_head is not None and scores.best_head is not None
@@ -43,6 +43,6 @@ def test_best_head_is_picked_on_the_selection_split_and_reported_on_this_one() -
     # possible links can only forgive: AER against S and P is at most the sure-only figure
     assert scores.aer_sure_only is not None and scores.aer <= scores.aer_sure_only
 
-    alone = evaluate(model, test_set, tgt_vocab, batch_size=8, device=device).alignment
+    alone = evaluate(model, test_set, tgt_vocab, batch_size=8, device=device).scores.alignment
     assert alone is not None and alone.best_head_split == "same"
     assert alone.aer_per_head is not None and alone.aer_best_head == min(alone.aer_per_head)

@@ -120,7 +120,7 @@ def test_bleu_joins_pieces_and_scores_against_the_original_sentences(tmp_path, m
     monkeypatch.setattr(scoring, "validation_loss_sum", lambda *a, **k: (0.0, 1))
     scores = scoring.evaluate(
         None, dataset, corpus.tgt_vocab, batch_size=4, device=torch.device("cpu"), full=False
-    )
+    ).scores
     assert scores.bleu == pytest.approx(100.0) and scores.exact_match == 1.0
 
 

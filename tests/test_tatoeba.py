@@ -175,7 +175,7 @@ def test_evaluation_records_how_bleu_was_computed(monkeypatch):
     monkeypatch.setattr(scoring, "validation_loss_sum", lambda *a, **k: (0.0, 1))
     scores = scoring.evaluate(
         None, dataset, tgt_vocab, batch_size=2, device=torch.device("cpu"), full=False
-    )
+    ).scores
     assert scores.bleu_tokenize == "13a" and scores.bleu == pytest.approx(100.0)
 
 

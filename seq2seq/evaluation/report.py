@@ -12,7 +12,7 @@ from seq2seq.evaluation.alignment_report import format_report
 from seq2seq.evaluation.inference import TrainedRun
 from seq2seq.evaluation.misses import Misses, find_misses
 from seq2seq.evaluation.scores import Scores
-from seq2seq.evaluation.scoring import evaluate_split, layer_alignment
+from seq2seq.evaluation.scoring import evaluate, layer_alignment
 from seq2seq.evaluation.summary import Evaluation
 from seq2seq.files import file_sha256
 from seq2seq.runtime import resolve_device
@@ -54,7 +54,7 @@ def evaluate_run(
     dataset = ParallelDataset(splits[split], run.src_vocab, run.tgt_vocab)
     valid = ParallelDataset(splits["valid"], run.src_vocab, run.tgt_vocab)
     device_of = next(run.model.parameters()).device
-    scores, hypotheses = evaluate_split(
+    scores, hypotheses = evaluate(
         run.model, dataset, run.tgt_vocab, batch_size=batch_size, device=device_of,
         beam_size=beam_size, select_head_on=("valid", valid) if split != "valid" else None,
         progress=progress,

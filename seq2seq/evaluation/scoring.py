@@ -269,6 +269,13 @@ def quick_scores(
     )
 
 
+class SplitEvaluation(NamedTuple):
+    """:func:`evaluate`'s result: the scores and the hypotheses they were computed from."""
+
+    scores: Scores
+    hypotheses: list[list[str]]  # (N,) output tokens of each pair of the split, in its order
+
+
 def evaluate(
     model: Network,
     dataset: ParallelDataset,
@@ -280,7 +287,7 @@ def evaluate(
     full: bool = True,
     select_head_on: tuple[str, ParallelDataset] | None = None,
     progress: bool = False,
-) -> Scores:
+) -> SplitEvaluation:
     """The :class:`Scores` of ``model`` on ``dataset``: quick (loss, BLEU, exact match; what
     validation needs) or ``full`` (plus chrF, token accuracy, BLEU by source length, the BLEU
     signature and, when the model has attention and every pair a gold alignment, the
@@ -290,35 +297,10 @@ def evaluate(
     ``("valid", valid_set)`` when scoring test, so the reported head is not chosen on test —
     and reported on ``dataset``; ``best_head_split`` names the split it was picked on
     (``"same"``: ``dataset`` itself, used without ``select_head_on`` or when that split
-    has no gold links). ``progress``: a progress bar while decoding (see
+    has no gold links). ``hypotheses``: the output tokens the scores were computed from
+    (``scripts/evaluate.py`` lists the misses). ``progress``: a progress bar while decoding (see
     :func:`translate_dataset`).
     """
-    return evaluate_split(
-        model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size,
-        full=full, select_head_on=select_head_on, progress=progress,
-    ).scores  # fmt: skip
-
-
-class SplitEvaluation(NamedTuple):
-    """:func:`evaluate_split`'s result: the scores and the hypotheses they were computed from."""
-
-    scores: Scores
-    hypotheses: list[list[str]]  # (N,) output tokens of each pair of the split, in its order
-
-
-def evaluate_split(
-    model: Network,
-    dataset: ParallelDataset,
-    tgt_vocab: Vocab,
-    *,
-    batch_size: int,
-    device: torch.device,
-    beam_size: int = 1,
-    full: bool = True,
-    select_head_on: tuple[str, ParallelDataset] | None = None,
-    progress: bool = False,
-) -> SplitEvaluation:
-    """:func:`evaluate`, keeping the hypotheses (``scripts/evaluate.py`` lists the misses)."""
     part = quick_part(
         model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size,
         progress=progress,
