@@ -50,7 +50,14 @@ def test_committed_ipynb_carries_its_outputs():
     assert len(images) >= 8, f"expected the notebook's figures embedded as PNG, got {len(images)}"
 
 
+#: The notebook is one test of three trainings: 193 s alone on the slowest 2-core machine yet,
+#: past the suite's 300-s guard when that machine ran 1.6x slower or beside other work (its
+#: worker was ended mid-notebook, and with it the run). Twice the guard still ends a hang.
+NOTEBOOK_TIMEOUT_S = 600
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(NOTEBOOK_TIMEOUT_S)
 def test_notebook_runs_top_to_bottom():
     pytest.importorskip("ipykernel", reason=NEEDS)
     # Raises CellExecutionError (with the cell and its traceback) on any error or failed assert.
