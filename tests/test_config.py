@@ -9,7 +9,8 @@ import dataclasses
 import pytest
 from omegaconf import OmegaConf
 
-from seq2seq.config.schema import Config, DataConfig, to_plain
+from seq2seq.config.schema import Config, to_plain
+from seq2seq.data.config import DataConfig
 from seq2seq.errors import UserError
 from seq2seq.model.names import AttentionType
 from tests.helpers.config import compose_config, compose_raw

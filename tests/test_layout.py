@@ -9,7 +9,8 @@ import sys
 
 from tests.helpers.runs import REPO
 
-LEAVES = ("seq2seq.errors", "seq2seq.files", "seq2seq.records", "seq2seq.config.schema",
+LEAVES = ("seq2seq.errors", "seq2seq.files", "seq2seq.records", "seq2seq.options",
+          "seq2seq.data.config", "seq2seq.config.schema",
           "seq2seq.config.compose")  # fmt: skip
 
 
@@ -25,6 +26,20 @@ def test_leaf_modules_import_without_the_model_or_torch() -> None:
     loaded = imported_by(LEAVES)
     assert not {m for m in loaded if m.startswith("seq2seq.model.")} - {"seq2seq.model.names"}
     assert "torch" not in loaded and "matplotlib" not in loaded
+
+
+def test_the_rooms_below_the_config_do_not_import_it() -> None:
+    """Imports flow one way: the config composes the data and model rooms' sections, so no
+    module of ``seq2seq/data`` or ``seq2seq/model`` imports the config package (the data
+    section is the data room's own: ``seq2seq/data/config.py``)."""
+    upward = re.compile(r"^\s*(from|import) seq2seq\.config\b", re.M)
+    offenders = [
+        str(path.relative_to(REPO))
+        for room in ("data", "model")
+        for path in sorted((REPO / "seq2seq" / room).rglob("*.py"))
+        if upward.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
 
 
 def test_runtime_imports_torch_but_not_the_model() -> None:

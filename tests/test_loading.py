@@ -74,7 +74,7 @@ def test_a_folder_of_an_older_version_is_adopted_only_when_it_holds_this_spec(tm
 
 GENERATE = """
 import sys, time
-from seq2seq.config.schema import DataConfig
+from seq2seq.data.config import DataConfig
 from seq2seq.data.loading import load_splits
 data = DataConfig(**{sizes}, dir=sys.argv[1])
 while time.time() < float(sys.argv[2]):

@@ -10,7 +10,7 @@ dataclasses — each part of the code its own section — never Hydra's ``DictCo
 
 Every field's ``help`` text is the reference documentation of that option, and its default is
 *the* default: the files in ``conf/`` set only what differs from it (a test holds them to
-that). The synthetic corpus' sizes and lengths are the generator's own (:class:`CorpusSpec`).
+that). The ``data`` section is the data room's own (:class:`~seq2seq.data.config.DataConfig`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from seq2seq.config.choices import AlignmentSchedule, LrSchedule, SelectionRule
 from seq2seq.config.help import options_help
-from seq2seq.data.synthetic.generator import CorpusSpec
+from seq2seq.data.config import DataConfig
 from seq2seq.errors import UserError
 from seq2seq.machine import DEVICE_NAMES, DEVICE_PATTERN, usable_cores
 from seq2seq.model.names import (
@@ -37,184 +37,46 @@ from seq2seq.model.names import (
     ModelKind,
     TanhForm,
 )
-
-#: The synthetic corpus' default folder, keyed by its generator settings (relative interpolation
-#: within ``data``; checkpoints store it resolved).
-SYNTHETIC_DIR = (
-    "data/synthetic/seed${.seed}-${.train_size}-${.valid_size}-${.test_size}"
-    "-len${.min_len}-${.max_len}"
-)
-
-
-def _f(default: Any, help: str) -> Any:
-    if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata={"help": help})
-    return field(default=default, metadata={"help": help})
-
-
-@dataclass
-class DataConfig:
-    name: str = _f("synthetic", "Name of the corpus (shown in run names and reports).")
-    seed: int = _f(
-        0,
-        "Seed of the synthetic corpus and of the split of a single-file corpus (`path`); "
-        "separate from the top-level `seed`, so runs over initialisation seeds share one corpus.",
-    )
-    dir: str | None = _f(
-        SYNTHETIC_DIR,
-        "Folder holding train.tsv, valid.tsv and test.tsv. The default is named after the "
-        "synthetic corpus' settings (seed, sizes, lengths), so another spec gets its own folder; "
-        "data=tsv has none: give it.",
-    )
-    synthetic: bool = _f(
-        True,
-        "Generate the synthetic splits into `dir` when it is missing. Its corpus.json records "
-        "the generator settings and a hash of data/grammar.yaml; a folder holding another "
-        "corpus is never used (choose another `dir`, or delete the folder to regenerate it). "
-        "A folder of an older version (no corpus.json) is adopted only if its files equal "
-        "what these settings generate.",
-    )
-    path: str | None = _f(
-        None, "A single TSV to split into train/valid/test instead of reading `dir` (e.g. Tatoeba)."
-    )
-    valid_size: int = _f(
-        CorpusSpec.valid_size,
-        "Validation size: pairs of the synthetic corpus; of a single file (`path`), distinct "
-        "source sentences, each with all its translations (so a few more pairs).",
-    )
-    test_size: int = _f(
-        CorpusSpec.test_size,
-        "Test size: pairs of the synthetic corpus (stratified by source length); of a single "
-        "file (`path`), distinct source sentences, as for valid_size.",
-    )
-    train_size: int = _f(CorpusSpec.train_size, "Training pairs of the synthetic corpus.")
-    min_len: int = _f(CorpusSpec.min_len, "Shortest synthetic source sentence (tokens).")
-    max_len: int = _f(CorpusSpec.max_len, "Longest synthetic source sentence (tokens).")
-    src_column: int = _f(0, "0-based TSV column of the Chinese source.")
-    tgt_column: int = _f(1, "0-based TSV column of the English target.")
-    alignment_column: int | None = _f(2, "0-based TSV column of gold alignments, or null.")
-    char_level_src: bool = _f(False, "Split unsegmented Chinese into characters.")
-    lowercase_tgt: bool = _f(False, "Lowercase the English side.")
-    split_tgt_punct: bool = _f(False, "Detach punctuation from English words.")
-    min_freq: int = _f(1, "Tokens seen fewer times in training map to <unk>.")
-    tgt_subwords: int = _f(
-        0,
-        "English as subwords: the vocabulary size of a sentencepiece unigram model trained on "
-        "the train split's English (saved in the run and its checkpoints); 0 = words. Real "
-        "corpora without gold alignments only.",
-    )
-    src_subwords: int = _f(
-        0,
-        "Chinese as subwords: the vocabulary size of a sentencepiece unigram model trained on "
-        "the train split's Chinese (a character-level corpus' characters joined), carried in "
-        "the run like the English one; 0 = characters or words. Real corpora without gold "
-        "alignments only.",
-    )
-    samples: list[str] = _f(
-        [
-            "我 爱 中国",
-            "我 昨天 在 北京 吃 了 苹果",
-            "你 喜欢 猫 吗 ？",
-            # Long, with reordering: relative clause, time and place phrases (32 words).
-            "他 爱 的 护士 明晚 会 在 超市 需要 这 本 新 的 杂志 ， 这 个 老 的 医生 昨天 "
-            "在 中国 帮助 了 累 的 男孩 ， 朋友 是 作家",
-        ],
-        "Source sentences whose attention heatmaps and translations are logged.",
-    )
-
-    def __post_init__(self) -> None:
-        _check(
-            bool(self.synthetic or self.path or self.dir),
-            f"data={self.name} reads train.tsv, valid.tsv and test.tsv from a folder: give it "
-            "with data.dir=FOLDER",
-        )
-        for name, zero in (("tgt_subwords", "words"), ("src_subwords", "characters or words")):
-            pieces = getattr(self, name)
-            _check(
-                pieces == 0 or pieces >= 8,
-                f"data.{name} must be 0 ({zero}) or at least 8 pieces, got {pieces}",
-            )
-        for name in ("train_size", "valid_size", "test_size", "min_freq"):
-            _at_least(f"data.{name}", getattr(self, name), 1)
-        _check(
-            1 <= self.min_len <= self.max_len,
-            f"data.min_len ({self.min_len}) must be between 1 and data.max_len ({self.max_len})",
-        )
-        columns = {"src_column": self.src_column, "tgt_column": self.tgt_column}
-        if self.alignment_column is not None:
-            columns["alignment_column"] = self.alignment_column
-        for name, column in columns.items():
-            _check(
-                column >= 0,
-                f"data.{name} must not be negative"
-                + (" (null = no alignments)" if name == "alignment_column" else "")
-                + f", got {column}",
-            )
-        names = list(columns)
-        for k, first in enumerate(names):
-            for second in names[k + 1 :]:
-                _check(
-                    columns[first] != columns[second],
-                    f"data.{first} and data.{second} are both column {columns[first]}; "
-                    "give each its own (0-based) TSV column",
-                )
-
-    @property
-    def corpus_spec(self) -> CorpusSpec:
-        """The synthetic corpus this section asks for (the generator's fields, by name)."""
-        shared = [f.name for f in dataclasses.fields(CorpusSpec) if hasattr(self, f.name)]
-        return CorpusSpec(**{name: getattr(self, name) for name in shared})
-
-    @classmethod
-    def from_plain(cls, stored: dict[str, Any], seed: int | None = None) -> DataConfig:
-        """A checkpoint's stored ``data`` (plain, resolved data: read as it is, never
-        interpolated again); fields it lacks take today's defaults, fields no longer known are
-        dropped. ``seed``: the run's seed, the corpus seed of checkpoints older than
-        ``data.seed``."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in stored.items() if k in known}
-        if "seed" not in values and seed is not None:
-            values["seed"] = seed
-        return cls(**values)
+from seq2seq.options import at_least, check, option
 
 
 @dataclass
 class ModelConfig:
-    kind: ModelKind = _f(
+    kind: ModelKind = option(
         ModelKind.rnn,
         "The network: rnn (the GRU encoder-decoder with attention.type) or transformer "
         "(self-attention encoder and decoder from the package's multi-head attention; "
         "model=transformer sets it with its sizes).",
     )
-    embed_size: int = _f(64, "Embedding size of both languages (rnn).")
-    hidden_size: int = _f(
+    embed_size: int = option(64, "Embedding size of both languages (rnn).")
+    hidden_size: int = option(
         128, "GRU size (per direction in the encoder; the decoder's state); transformer: D."
     )
-    encoder_layers: int = _f(1, "Stacked encoder GRU layers; transformer: encoder layers.")
-    decoder_layers: int = _f(2, "Transformer decoder layers.")
-    ff_size: int = _f(512, "Transformer feed-forward inner size.")
-    max_positions: int = _f(
+    encoder_layers: int = option(1, "Stacked encoder GRU layers; transformer: encoder layers.")
+    decoder_layers: int = option(2, "Transformer decoder layers.")
+    ff_size: int = option(512, "Transformer feed-forward inner size.")
+    max_positions: int = option(
         256, "Transformer position table: the longest sentence (tokens + <eos>) it can read."
     )
-    alignment_layer: int = _f(
+    alignment_layer: int = option(
         -1,
         "Transformer decoder layer (0-based; -1 = last) whose cross-attention is reported: "
         "heatmaps, AER, guided alignment.",
     )
-    bidirectional: bool = _f(True, "Bidirectional encoder.")
-    dropout: float = _f(0.1, "Dropout on embeddings and the output layer.")
-    init: InitScheme = _f(
+    bidirectional: bool = option(True, "Bidirectional encoder.")
+    dropout: float = option(0.1, "Dropout on embeddings and the output layer.")
+    init: InitScheme = option(
         InitScheme.xavier,
         "How new weights start: xavier (Glorot uniform, the GRU's per gate; zero biases; as "
         "JoeyNMT does) or pytorch (PyTorch's layer defaults, this project's before).",
     )
-    decoder: DecoderArrangement = _f(
+    decoder: DecoderArrangement = option(
         DecoderArrangement.bahdanau,
         "Decoder arrangement: luong (attend from the new state; training runs without a loop "
         "over time steps) or bahdanau (attend from the previous state and feed the context "
         "into the GRU; a step loop). Attention none ignores it.",
     )
-    tanh: TanhForm = _f(
+    tanh: TanhForm = option(
         TanhForm.auto,
         "How additive attention's energies compute tanh in the training recurrence: tanh, or "
         "sigmoid (2σ(2x) − 1, equal to float rounding and faster on some CPUs); auto times "
@@ -224,15 +86,15 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         for name in ("embed_size", "hidden_size", "encoder_layers", "decoder_layers", "ff_size"):
-            _at_least(f"model.{name}", getattr(self, name), 1, "must be positive")
-        _at_least("model.max_positions", self.max_positions, 2, "must be at least 2")
-        _check(
+            at_least(f"model.{name}", getattr(self, name), 1, "must be positive")
+        at_least("model.max_positions", self.max_positions, 2, "must be at least 2")
+        check(
             -self.decoder_layers <= self.alignment_layer < self.decoder_layers,
             f"model.alignment_layer={self.alignment_layer} is not a layer of the "
             f"{self.decoder_layers} decoder layers; use 0 to {self.decoder_layers - 1}, or -1 "
             "for the last",
         )
-        _check(0.0 <= self.dropout < 1.0, f"model.dropout must be in [0, 1), got {self.dropout}")
+        check(0.0 <= self.dropout < 1.0, f"model.dropout must be in [0, 1), got {self.dropout}")
 
     @property
     def key_size(self) -> int:
@@ -242,15 +104,15 @@ class ModelConfig:
 
 @dataclass
 class AttentionConfig:
-    type: AttentionType = _f(AttentionType.additive, f"One of {', '.join(AttentionType)}.")
-    num_heads: int = _f(1, "Heads of multi-head attention (must divide 2·hidden_size).")
-    hidden_size: int | None = _f(
+    type: AttentionType = option(AttentionType.additive, f"One of {', '.join(AttentionType)}.")
+    num_heads: int = option(1, "Heads of multi-head attention (must divide 2·hidden_size).")
+    hidden_size: int | None = option(
         None, "Additive attention's hidden size; null = model.hidden_size."
     )
 
     def __post_init__(self) -> None:
-        _at_least("attention.num_heads", self.num_heads, 1)
-        _check(
+        at_least("attention.num_heads", self.num_heads, 1)
+        check(
             self.hidden_size is None or self.hidden_size > 0,
             "attention.hidden_size must be positive",
         )
@@ -258,55 +120,57 @@ class AttentionConfig:
 
 @dataclass
 class TrainConfig:
-    batch_size: int = _f(64, "Sentence pairs per training batch.")
-    eval_batch_size: int = _f(256, "Sentence pairs per evaluation batch.")
-    lr: float = _f(3e-3, "Adam learning rate (the peak of the linear schedule).")
-    max_steps: int = _f(0, "Stop after this many updates (0 = no limit).")
-    max_epochs: int = _f(5, "Stop after this many passes over the training data.")
-    eval_every: int = _f(250, "Validate (loss, greedy BLEU, exact match, heatmaps) every N steps.")
-    patience: int = _f(
+    batch_size: int = option(64, "Sentence pairs per training batch.")
+    eval_batch_size: int = option(256, "Sentence pairs per evaluation batch.")
+    lr: float = option(3e-3, "Adam learning rate (the peak of the linear schedule).")
+    max_steps: int = option(0, "Stop after this many updates (0 = no limit).")
+    max_epochs: int = option(5, "Stop after this many passes over the training data.")
+    eval_every: int = option(
+        250, "Validate (loss, greedy BLEU, exact match, heatmaps) every N steps."
+    )
+    patience: int = option(
         4, "Stop after this many validations without a better model (see select_best)."
     )
-    select_best: SelectionRule = _f(
+    select_best: SelectionRule = option(
         SelectionRule.exact_match,
         "Which validation's model becomes best.pt (and is tested): exact_match (higher valid "
         "exact match, then lower valid loss), bleu (higher valid BLEU, then lower loss) or "
         "loss (lower valid loss).",
     )
-    label_smoothing: float = _f(
+    label_smoothing: float = option(
         0.0,
         "Label smoothing of the training loss (e.g. 0.1; 0 = off). loss/train is then the "
         "smoothed loss; validation loss stays the plain cross-entropy.",
     )
-    adam_beta2: float = _f(
+    adam_beta2: float = option(
         0.999,
         "Adam's beta2, the decay of its average of squared gradients (PyTorch's 0.999; the "
         "Transformer's usual 0.98 adapts faster, conf/data_model/synthetic_transformer.yaml).",
     )
-    clip_grad_norm: float = _f(1.0, "Clip the gradient norm to this (0 = off).")
-    teacher_forcing: float = _f(1.0, "Probability of feeding the reference token at each step.")
-    lr_schedule: LrSchedule = _f(
+    clip_grad_norm: float = option(1.0, "Clip the gradient norm to this (0 = off).")
+    teacher_forcing: float = option(1.0, "Probability of feeding the reference token at each step.")
+    lr_schedule: LrSchedule = option(
         LrSchedule.linear,
         "linear (warm up over warmup_steps, then decay linearly to 0 at the last planned step: "
         "max_steps, else max_epochs) or plateau (cut by lr_factor when valid loss stalls).",
     )
-    warmup_steps: int = _f(
+    warmup_steps: int = option(
         200,
         "Updates of linear learning-rate warm-up (lr_schedule=linear; at most a tenth of the "
         "planned updates, so that a short run reaches train.lr).",
     )
-    lr_factor: float = _f(
+    lr_factor: float = option(
         0.3, "Multiply the learning rate by this when valid loss plateaus (lr_schedule=plateau)."
     )
-    lr_patience: int = _f(
+    lr_patience: int = option(
         1, "Validations without a better valid loss before the lr drops (lr_schedule=plateau)."
     )
-    stop_at_exact_match: float | None = _f(
+    stop_at_exact_match: float | None = option(
         None, "Stop as soon as valid exact match reaches this fraction (null = off)."
     )
-    log_every: int = _f(10, "Write loss/lr/grad-norm to TensorBoard every N steps.")
-    beam_size: int = _f(1, "Beam size of the final test evaluation (1 = greedy).")
-    alignment_weight: float = _f(
+    log_every: int = option(10, "Write loss/lr/grad-norm to TensorBoard every N steps.")
+    beam_size: int = option(1, "Beam size of the final test evaluation (1 = greedy).")
+    alignment_weight: float = option(
         0.0,
         "Guided alignment (supervised attention, Chen et al. 2016): weight of a loss term "
         "pulling each teacher-forced attention row towards its target word's gold distribution "
@@ -316,25 +180,25 @@ class TrainConfig:
         "that there is nothing to guide. "
         "loss/train stays the translation loss; the term is logged as loss/alignment.",
     )
-    alignment_possible_weight: float = _f(
+    alignment_possible_weight: float = option(
         0.0,
         "Guided alignment of English words whose gold links are all possible (articles, "
         "copulas): their row is uniform over those links and counts with this weight, "
         "relative to 1 for a word with sure links (0 = not guided).",
     )
-    alignment_schedule: AlignmentSchedule = _f(
+    alignment_schedule: AlignmentSchedule = option(
         AlignmentSchedule.triangle,
         "How the guided-alignment weight moves over the run: triangle (rising linearly from 0 "
         "at the first update to train.alignment_weight halfway through the planned updates, "
         "then back to 0 at the last, so that the run starts and ends on the translation alone) "
         "or constant (train.alignment_weight throughout).",
     )
-    num_threads: int = _f(
+    num_threads: int = option(
         0,
         "CPU threads for PyTorch in each process (0 = auto: one; use the other cores with more "
         "processes, see train.processes and seq2seq.runtime.set_threads).",
     )
-    processes: str = _f(
+    processes: str = option(
         "auto",
         "Processes that train this one run (PyTorch DDP, started by PyTorch's elastic "
         "launcher on this machine): auto = one per CUDA GPU, else one per CPU core (at most "
@@ -344,54 +208,54 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "eval_batch_size", "eval_every", "log_every", "beam_size"):
-            _at_least(f"train.{name}", getattr(self, name), 1)
-        _check(self.lr > 0, f"train.lr must be positive, got {self.lr}")
-        _check(
+            at_least(f"train.{name}", getattr(self, name), 1)
+        check(self.lr > 0, f"train.lr must be positive, got {self.lr}")
+        check(
             self.lr <= 1e37,
             f"train.lr={self.lr} is too large: Adam's first step would overflow float32",
         )
         counts = ("max_steps", "max_epochs", "patience", "lr_patience", "num_threads")
         for name in (*counts, "warmup_steps"):
-            _at_least(f"train.{name}", getattr(self, name), 0, "must not be negative")
-        _check(
+            at_least(f"train.{name}", getattr(self, name), 0, "must not be negative")
+        check(
             self.max_steps > 0 or self.max_epochs > 0,
             "set train.max_steps or train.max_epochs above 0",
         )
         processes = str(self.processes).strip()
-        _check(
+        check(
             processes == "auto" or (processes.isdigit() and int(processes) >= 1),
             f"train.processes={self.processes!r}: use auto or a whole number of processes >= 1",
         )
-        _at_least("train.clip_grad_norm", self.clip_grad_norm, 0, "must not be negative")
-        _check(0.0 <= self.teacher_forcing <= 1.0, "train.teacher_forcing must be in [0, 1]")
-        _check(
+        at_least("train.clip_grad_norm", self.clip_grad_norm, 0, "must not be negative")
+        check(0.0 <= self.teacher_forcing <= 1.0, "train.teacher_forcing must be in [0, 1]")
+        check(
             0.0 <= self.alignment_weight < float("inf"),
             "train.alignment_weight must be a finite number >= 0 (0 = off), got "
             f"{self.alignment_weight}",
         )
-        _check(
+        check(
             0.0 <= self.alignment_possible_weight <= 1.0,
             "train.alignment_possible_weight must be in [0, 1], got "
             f"{self.alignment_possible_weight}",
         )
-        _check(
+        check(
             0.0 < self.lr_factor < 1.0, f"train.lr_factor must be in (0, 1), got {self.lr_factor}"
         )
-        _check(
+        check(
             0.0 <= self.adam_beta2 < 1.0,
             f"train.adam_beta2 must be in [0, 1), got {self.adam_beta2}",
         )
-        _check(
+        check(
             0.0 <= self.label_smoothing < 1.0,
             f"train.label_smoothing must be in [0, 1), got {self.label_smoothing}",
         )
-        _check(
+        check(
             self.stop_at_exact_match is None or 0.0 <= self.stop_at_exact_match <= 1.0,
             "train.stop_at_exact_match must be in [0, 1] or null (off), got "
             f"{self.stop_at_exact_match}",
         )
         cores = usable_cores()
-        _check(
+        check(
             self.num_threads <= cores,
             f"train.num_threads={self.num_threads} is more than the {cores} CPU "
             f"core{'s' * (cores != 1)} this process may use; use at most {cores} (0 = auto)",
@@ -400,14 +264,16 @@ class TrainConfig:
 
 @dataclass
 class Config:
-    seed: int = _f(
+    seed: int = option(
         0,
         "Seed of initialisation, batching and sampling (the corpus has its own: data.seed).",
     )
-    device: str = _f(
+    device: str = option(
         "auto", "auto (CUDA when present, else the CPU), cpu, cuda, cuda:N (that GPU) or mps."
     )
-    resume: bool = _f(False, "Continue from checkpoints/last.pt in the run folder (hydra.run.dir).")
+    resume: bool = option(
+        False, "Continue from checkpoints/last.pt in the run folder (hydra.run.dir)."
+    )
     data: DataConfig = field(default_factory=DataConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     attention: AttentionConfig = field(default_factory=AttentionConfig)
@@ -415,7 +281,7 @@ class Config:
 
     def __post_init__(self) -> None:
         # The names seq2seq.runtime.resolve_device accepts (it also checks the machine has it).
-        _check(
+        check(
             DEVICE_PATTERN.fullmatch(self.device) is not None,
             f"device={self.device} is unknown; use {DEVICE_NAMES}",
         )
@@ -423,7 +289,7 @@ class Config:
             self._check_transformer()
             return
         heads, key_size = self.attention.num_heads, self.model.key_size
-        _check(
+        check(
             self.attention.type != AttentionType.multihead or key_size % heads == 0,
             f"attention.num_heads={heads} must divide the encoder output size {key_size} "
             f"(model.hidden_size × directions)",
@@ -432,25 +298,25 @@ class Config:
     def _check_transformer(self) -> None:
         """What does not apply to the Transformer, refused in one line naming what fits."""
         model, attention = self.model, self.attention
-        _check(
+        check(
             attention.type in (AttentionType.multihead, AttentionType.dot),
             f"attention={attention.type} does not apply to model=transformer, whose attention is "
             "the package's multi-head scaled dot-product attention: use attention=multihead "
             "(attention.num_heads=N) or attention=dot (one head)",
         )
         heads = attention.num_heads if attention.type == AttentionType.multihead else 1
-        _check(
+        check(
             model.hidden_size % heads == 0,
             f"attention.num_heads={heads} must divide the Transformer's model.hidden_size="
             f"{model.hidden_size}; choose a divisor (e.g. "
             f"{_divisor_near(model.hidden_size, heads)})",
         )
-        _check(
+        check(
             model.decoder == DecoderArrangement.bahdanau,
             f"model.decoder={model.decoder} is an RNN decoder arrangement; the Transformer has "
             "its own decoder layers (model.decoder_layers): drop model.decoder",
         )
-        _check(
+        check(
             self.train.teacher_forcing == 1.0,
             f"train.teacher_forcing={self.train.teacher_forcing}: the Transformer trains with "
             "full teacher forcing (all positions at once); drop train.teacher_forcing",
@@ -480,15 +346,6 @@ def register_configs() -> None:
 def _divisor_near(size: int, heads: int) -> int:
     """The divisor of ``size`` closest to ``heads`` (the smaller one on a tie)."""
     return min((d for d in range(1, size + 1) if size % d == 0), key=lambda d: (abs(d - heads), d))
-
-
-def _check(ok: bool, message: str) -> None:
-    if not ok:
-        raise UserError(message)
-
-
-def _at_least(name: str, value: float, bound: float, says: str = "") -> None:
-    _check(value >= bound, f"{name} {says or f'must be at least {bound}'}, got {value}")
 
 
 def to_config(composed: DictConfig) -> Config:

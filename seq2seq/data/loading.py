@@ -1,6 +1,6 @@
-"""From a ``data`` config (:class:`~seq2seq.config.schema.DataConfig`) to train/valid/test
+"""From a ``data`` config (:class:`~seq2seq.data.config.DataConfig`) to train/valid/test
 pairs and vocabularies. A checkpoint's stored ``data`` comes back through
-:meth:`DataConfig.from_plain <seq2seq.config.schema.DataConfig.from_plain>`: plain,
+:meth:`DataConfig.from_plain <seq2seq.data.config.DataConfig.from_plain>`: plain,
 already-resolved data read as it is, never interpolated again.
 """
 
@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from seq2seq.config.schema import DataConfig
+from seq2seq.data.config import DataConfig
 from seq2seq.data.corpus import SPLITS, Pair, TsvFormat, read_tsv
 from seq2seq.data.segmentation import in_subwords
 from seq2seq.data.subwords import Subwords

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from seq2seq.config.schema import DataConfig
+from seq2seq.data.config import DataConfig
 from seq2seq.data.corpus import Pair, join_chinese
 from seq2seq.data.subwords import Subwords
 from seq2seq.errors import UserError

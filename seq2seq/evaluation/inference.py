@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from seq2seq.config.schema import DataConfig
 from seq2seq.data.batching import ParallelDataset
+from seq2seq.data.config import DataConfig
 from seq2seq.data.corpus import Pair, join_chinese, tokenize_src
 from seq2seq.data.detokenize import join_english
 from seq2seq.data.loading import check_same_file, load_splits

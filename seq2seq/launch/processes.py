@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from seq2seq.config.schema import Config, DataConfig
+from seq2seq.config.schema import Config
+from seq2seq.data.config import DataConfig
 from seq2seq.data.loading import corpus_folder
 from seq2seq.errors import UserError
 from seq2seq.evaluation.summary import METRICS_FILE, RunSummary

@@ -11,7 +11,8 @@ from typing import Any
 
 import torch
 
-from seq2seq.config.schema import DataConfig, TrainConfig
+from seq2seq.config.schema import TrainConfig
+from seq2seq.data.config import DataConfig
 from seq2seq.data.loading import Corpus
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError

@@ -9,7 +9,8 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
 from seq2seq.config.compose import load_config
-from seq2seq.config.schema import Config, DataConfig, register_configs
+from seq2seq.config.schema import Config, register_configs
+from seq2seq.data.config import DataConfig
 from tests.helpers.runs import REPO
 
 CONF = str(REPO / "conf")
