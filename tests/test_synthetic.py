@@ -53,7 +53,7 @@ def small(grammar: Grammar) -> dict[str, list[Pair]]:
 
 @pytest.fixture(scope="module")
 def default(grammar: Grammar) -> dict[str, list[Pair]]:
-    """The full default corpus (~18k pairs, a few seconds)."""
+    """The full default corpus (66,000 pairs, a few seconds)."""
     return generate_splits(CorpusSpec(), grammar)
 
 
@@ -291,7 +291,7 @@ def test_summary_of_the_small_corpus(small: dict[str, list[Pair]]) -> None:
 
 def test_default_corpus(default: dict[str, list[Pair]]) -> None:
     spec = CorpusSpec()
-    assert [len(default[s]) for s in SPLITS] == [32000, 1000, 1000]
+    assert [len(default[s]) for s in SPLITS] == [64000, 1000, 1000]
     test_buckets = Counter(length_bucket(len(p.src), spec.bucket_edges) for p in default["test"])
     assert test_buckets == {label: 200 for label in ("1-10", "11-20", "21-30", "31-40", "41+")}
     # within a bucket, lengths are uniform too (about 20 pairs of each), not crowded at its start
@@ -341,5 +341,5 @@ def test_default_corpus_shows_time_and_place_moving_after_the_object(
 
 def test_default_summary(default: dict[str, list[Pair]]) -> None:
     text = corpus_summary(default)
-    assert "train 32000 | valid 1000 | test 1000" in text
+    assert "train 64000 | valid 1000 | test 1000" in text
     assert text.count("=>") >= 2

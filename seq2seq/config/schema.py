@@ -123,8 +123,14 @@ class TrainConfig:
     batch_size: int = option(64, "Sentence pairs per training batch.")
     eval_batch_size: int = option(256, "Sentence pairs per evaluation batch.")
     lr: float = option(3e-3, "Adam learning rate (the peak of the linear schedule).")
-    max_steps: int = option(0, "Stop after this many updates (0 = no limit).")
-    max_epochs: int = option(5, "Stop after this many passes over the training data.")
+    max_steps: int = option(
+        2500,
+        "Stop after this many updates (0 = no limit): the default corpus' budget, 2.5 passes "
+        "over its 64,000 pairs (data=tatoeba and data=tsv train by epochs: 0).",
+    )
+    max_epochs: int = option(
+        5, "Stop after this many passes over the training data (with max_steps: the fewer)."
+    )
     eval_every: int = option(
         250, "Validate (loss, greedy BLEU, exact match, heatmaps) every N steps."
     )
@@ -138,9 +144,9 @@ class TrainConfig:
         "loss (lower valid loss).",
     )
     label_smoothing: float = option(
-        0.0,
-        "Label smoothing of the training loss (e.g. 0.1; 0 = off). loss/train is then the "
-        "smoothed loss; validation loss stays the plain cross-entropy.",
+        0.1,
+        "Label smoothing of the training loss (0 = off). loss/train is then the smoothed "
+        "loss; validation loss stays the plain cross-entropy.",
     )
     adam_beta2: float = option(
         0.999,

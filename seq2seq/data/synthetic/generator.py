@@ -32,7 +32,7 @@ class CorpusSpec:
     """Sizes, lengths and seed of a synthetic corpus."""
 
     seed: int = 0
-    train_size: int = 32000
+    train_size: int = 64000
     valid_size: int = 1000
     test_size: int = 1000  # stratified over length buckets
     min_len: int = 3
