@@ -13,6 +13,7 @@ from seq2seq.config.schema import Config, to_plain
 from seq2seq.data.config import DataConfig
 from seq2seq.errors import UserError
 from seq2seq.model.names import AttentionType
+from seq2seq.training.stopping import planned_updates
 from tests.helpers.config import compose_config, compose_raw
 from tests.helpers.runs import REPO, run_script
 
@@ -125,6 +126,18 @@ def test_single_head_options_set_only_the_type(option):
     text = (REPO / "conf" / "attention" / f"{option}.yaml").read_text(encoding="utf-8")
     keys = [line.split(":")[0] for line in text.splitlines() if line and not line.startswith("#")]
     assert keys == ["type"]
+
+
+def test_the_synthetic_budget_is_updates_and_real_corpora_train_by_epochs():
+    """The default corpus trains for 2,500 updates (2.5 passes over its 64,000 pairs); a real
+    corpus keeps its epochs, never cut by the synthetic corpus' update budget."""
+    default = compose_config()
+    assert (default.train.max_steps, default.data.train_size) == (2500, 64000)
+    assert planned_updates(default.train, batches_per_epoch=64000 // 64) == 2500
+    for data in (("data=tatoeba",), ("data=tsv", "data.dir=corpus")):
+        train = compose_config(*data).train
+        assert train.max_steps == 0 and train.max_epochs > 0
+        assert planned_updates(train, batches_per_epoch=1000) == train.max_epochs * 1000
 
 
 def test_tatoeba_with_the_transformer_gets_its_own_preset_not_the_synthetic_one():
