@@ -159,11 +159,12 @@ def test_tatoeba_with_the_transformer_gets_its_own_preset_not_the_synthetic_one(
 
 
 def test_the_transformer_on_the_synthetic_corpus_gets_its_tuned_optimizer_alone():
-    """conf/data_model/synthetic_transformer.yaml: label smoothing and Adam's beta2 for the
-    Transformer on the synthetic corpus; the GRU and Tatoeba's Transformer keep theirs."""
+    """conf/data_model/synthetic_transformer.yaml: Adam's rate and beta2 for the Transformer on
+    the synthetic corpus; the GRU and Tatoeba's Transformer keep theirs."""
     preset = OmegaConf.load(REPO / "conf" / "data_model" / "synthetic_transformer.yaml")
     transformer = compose_config("model=transformer").train
     assert transformer.adam_beta2 == preset.train.adam_beta2 != 0.999
+    assert transformer.lr == preset.train.lr != compose_config().train.lr
     assert transformer.label_smoothing == compose_config().train.label_smoothing > 0  # everyone's
     # guided, the Transformer keeps a constant weight; the GRU the schema's triangle
     assert transformer.alignment_schedule == preset.train.alignment_schedule == "constant"
