@@ -36,6 +36,24 @@ def test_every_group_option_composes_into_the_typed_schema(group, option):
     assert cfg.data.dir and cfg.train.max_epochs >= 0
 
 
+@pytest.mark.parametrize(
+    ("overrides", "name"),
+    [
+        ((), "additive"),
+        (("attention=dot",), "dot"),
+        (("model=transformer",), "transformer"),
+        (("model=transformer", "attention.num_heads=2"), "transformer"),
+    ],
+)
+def test_a_run_folder_is_named_after_its_variant(overrides, name):
+    """``outputs/<variant>/<time>`` and a sweep's ``<variant>_seed<seed>``: the Transformer's
+    runs are the Transformer's (they were filed under its attention, ``multihead``, where a
+    sweep over both models would put two jobs in one folder)."""
+    hydra = compose_raw(*overrides, "seed=3", with_hydra=True).hydra
+    assert hydra.run.dir.split("/")[:2] == ["outputs", name]
+    assert hydra.sweep.subdir == f"{name}_seed3"
+
+
 def test_the_plain_config_holds_names_not_enums():
     """Checkpoints load with weights_only: the stored config is plain data."""
     plain = to_plain(compose_config("attention=dot"))

@@ -36,6 +36,7 @@ from seq2seq.model.names import (
     InitScheme,
     ModelKind,
     TanhForm,
+    variant_name,
 )
 from seq2seq.options import at_least, check, option
 
@@ -332,7 +333,9 @@ class Config:
 def register_configs() -> None:
     """Register the schema so ``conf/config.yaml`` can list ``config_schema`` in its defaults,
     the resolver ``--help`` renders the options with (:mod:`seq2seq.config.help`),
-    ``${seq2seq_cores:}`` (the CPU cores this process may use: a sweep's parallel jobs), and
+    ``${seq2seq_cores:}`` (the CPU cores this process may use: a sweep's parallel jobs),
+    ``${seq2seq_variant:${model.kind},${attention.type}}`` (what a run folder is named after:
+    :func:`~seq2seq.model.names.variant_name`), and
     ``${seq2seq_repo:data/tatoeba/cmn-eng.txt.xz}``: a path inside this repository, made
     absolute, so the corpora shipped with it are found from any working directory (the
     paths a user gives, e.g. ``data.path=...``, stay relative to the working directory)."""
@@ -343,6 +346,7 @@ def register_configs() -> None:
         "seq2seq_options", lambda *, _root_: options_help(_root_, Config), replace=True
     )
     OmegaConf.register_new_resolver("seq2seq_cores", usable_cores, replace=True)
+    OmegaConf.register_new_resolver("seq2seq_variant", variant_name, replace=True)
     repository = Path(__file__).resolve().parents[2]
     OmegaConf.register_new_resolver(
         "seq2seq_repo", lambda relative: str(repository / relative), replace=True

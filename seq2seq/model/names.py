@@ -51,6 +51,12 @@ class TanhForm(StrEnum):
     sigmoid = "sigmoid"
 
 
+def variant_name(kind: str, attention: str) -> str:
+    """What a run is called in its folder's name and in tables: its attention for the GRU
+    (``additive``), ``transformer`` for the Transformer (whose attention is multi-head)."""
+    return ModelKind.transformer.value if kind == ModelKind.transformer else str(attention)
+
+
 MODEL_KINDS = tuple(ModelKind)
 ATTENTION_NAMES = tuple(AttentionType)
 DECODER_TYPES = tuple(DecoderArrangement)

@@ -18,11 +18,12 @@ CONF = str(REPO / "conf")
 SMALL = {"train_size": 60, "valid_size": 10, "test_size": 10, "max_len": 12}
 
 
-def compose_raw(*overrides: str) -> DictConfig:
-    """``conf/config.yaml`` with Hydra overrides, as Hydra composes it (before conversion)."""
+def compose_raw(*overrides: str, with_hydra: bool = False) -> DictConfig:
+    """``conf/config.yaml`` with Hydra overrides, as Hydra composes it (before conversion);
+    ``with_hydra`` keeps Hydra's own section (run folders, sweeper, launcher)."""
     register_configs()
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        return compose("config", overrides=list(overrides))
+        return compose("config", overrides=list(overrides), return_hydra_config=with_hydra)
 
 
 def compose_config(*overrides: str) -> Config:
