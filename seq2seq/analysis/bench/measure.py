@@ -28,18 +28,19 @@ from seq2seq.launch.processes import planned_processes
 from seq2seq.model import ModelSpec
 from seq2seq.model.checkpoint import load_checkpoint
 from seq2seq.model.flops import BatchShape, flop_counter_total, train_flops
-from seq2seq.model.names import AttentionType, ModelKind, variant_name
+from seq2seq.model.names import ModelKind, variant_name
 from seq2seq.runtime import measure_gemm, set_threads, synchronize
 from seq2seq.training.checkpointing import BEST, LAST
 from seq2seq.training.state import TrainState
 from seq2seq.training.trainer import Trainer
 
 #: The benchmark's row of the Transformer (``model=transformer``).
-TRANSFORMER_ROW = variant_name(ModelKind.transformer, AttentionType.multihead)
+TRANSFORMER_ROW = ModelKind.transformer.value
 
 
 def contestant_name(cfg: Config) -> str:
-    """The row of the configured model: its attention, or :data:`TRANSFORMER_ROW`."""
+    """The row of the configured model: its attention, or :data:`TRANSFORMER_ROW`
+    (:func:`~seq2seq.model.names.variant_name`, which also names its run folder)."""
     return variant_name(cfg.model.kind, cfg.attention.type)
 
 
