@@ -150,9 +150,11 @@ class TrainConfig:
         "loss; validation loss stays the plain cross-entropy.",
     )
     adam_beta2: float = option(
-        0.999,
-        "Adam's beta2, the decay of its average of squared gradients (PyTorch's 0.999; the "
-        "Transformer's usual 0.98 adapts faster, conf/data_model/synthetic_transformer.yaml).",
+        0.99,
+        "Adam's beta2, the decay of its average of squared gradients: 0.99 forgets a clipped "
+        "gradient spike within about a hundred updates (PyTorch's 0.999 keeps it a thousand; "
+        "docs/performance.md). The Transformer's preset takes its usual 0.98 "
+        "(conf/data_model/synthetic_transformer.yaml); data=tatoeba keeps 0.999.",
     )
     clip_grad_norm: float = option(1.0, "Clip the gradient norm to this (0 = off).")
     teacher_forcing: float = option(1.0, "Probability of feeding the reference token at each step.")
