@@ -17,7 +17,7 @@ from seq2seq.analysis.compare.runs import Run
 from seq2seq.errors import UserError
 from seq2seq.evaluation.summary import RunSummary
 from seq2seq.model.attention import ATTENTION_TYPES, has_weights
-from seq2seq.model.names import ModelKind
+from seq2seq.model.names import ModelKind, variant_name
 
 #: The checkpoint training tested in runs made before ``test_checkpoint`` was recorded.
 LEGACY_TEST_CHECKPOINT = "best.pt"
@@ -138,7 +138,8 @@ def _order_key(attention: str, num_heads: int) -> tuple[int, str, int]:
     return rank, attention, num_heads
 
 
-#: The decoder arrangement a Transformer run records (its own decoder layers).
+#: The decoder arrangement a Transformer run records (its own decoder layers), which is also
+#: its model kind: :func:`~seq2seq.model.names.variant_name` names the family from either.
 TRANSFORMER = ModelKind.transformer.value
 
 
@@ -155,7 +156,7 @@ def group_runs(runs: Sequence[Run]) -> list[Variant]:
     head_counts: dict[str, set[int]] = {}
     decoders: dict[str, set[str]] = {}
     for attention, heads, decoder in groups:
-        family = TRANSFORMER if decoder == TRANSFORMER else attention
+        family = variant_name(decoder, attention)  # as the run folders are named
         head_counts.setdefault(family, set()).add(heads)
         decoders.setdefault(family, set()).add(decoder)
     variants = []
@@ -164,7 +165,7 @@ def group_runs(runs: Sequence[Run]) -> list[Variant]:
         key=lambda kv: (kv[0][2] == TRANSFORMER, *_order_key(*kv[0][:2]), kv[0][2]),
     )
     for (attention, heads, decoder), members in ordered:
-        family = TRANSFORMER if decoder == TRANSFORMER else attention
+        family = variant_name(decoder, attention)  # as the run folders are named
         name = family if len(head_counts[family]) == 1 else f"{family}-{heads}h"
         if len(decoders[family]) > 1:
             name = f"{name}-{decoder}"
