@@ -187,7 +187,7 @@ def test_the_transformer_on_the_synthetic_corpus_gets_its_tuned_optimizer_alone(
     # guided, the Transformer keeps a constant weight; the GRU the schema's triangle
     assert transformer.alignment_schedule == preset.train.alignment_schedule == "constant"
     assert compose_config().train.alignment_schedule == "triangle"
-    assert compose_config().train == compose_config("attention=dot").train  # the GRU: schema's
+    assert compose_config().train == compose_config("attention=multihead").train  # schema's
     assert compose_config().train.adam_beta2 == 0.99  # the GRU's (docs/performance.md)
     tatoeba = compose_config("data=tatoeba", "model=transformer").train
     assert tatoeba == compose_config("data=tatoeba").train  # the corpus's own schedule
@@ -196,3 +196,19 @@ def test_the_transformer_on_the_synthetic_corpus_gets_its_tuned_optimizer_alone(
     assert row == transformer  # the comparison's Transformer row is the tuned one
     chosen = compose_config("model=transformer", "train.adam_beta2=0.95").train
     assert chosen.adam_beta2 == 0.95  # the command line still wins
+
+
+def test_dot_attention_on_the_synthetic_corpus_gets_its_tuned_rate_alone():
+    """conf/data_attention/synthetic_dot.yaml: Adam's rate for dot attention on the synthetic
+    corpus, the same for `attention=dot` and the comparison's dot row; nothing else moves, the
+    other attentions and Tatoeba keep theirs, and the command line still wins."""
+    preset = OmegaConf.load(REPO / "conf" / "data_attention" / "synthetic_dot.yaml")
+    default, dot = compose_config().train, compose_config("attention=dot").train
+    assert dot.lr == preset.train.lr != default.lr
+    assert dot == dataclasses.replace(default, lr=preset.train.lr)
+    assert compose_config("+experiment=compare", "+variant=dot").train == dot
+    for other in ("none", "additive", "multihead"):
+        assert compose_config(f"attention={other}").train == default
+    tatoeba = compose_config("data=tatoeba").train
+    assert compose_config("data=tatoeba", "attention=dot").train == tatoeba
+    assert compose_config("attention=dot", "train.lr=1e-3").train.lr == 1e-3
