@@ -132,22 +132,15 @@ def save_figure(fig: Figure, path: str | Path, *, dpi: int = DEFAULT_DPI) -> Pat
 
 
 def figure_to_image_array(fig: Figure) -> np.ndarray:
-    """Render ``fig`` with Agg and return its pixels as a ``(H, W, 3)`` ``uint8`` RGB array
-    (:func:`png_bytes` encodes them for TensorBoard)."""
+    """Render ``fig`` with Agg and return its pixels as a ``(H, W, 3)`` ``uint8`` RGB array.
+
+    Suitable for ``SummaryWriter.add_image(tag, img, step, dataformats="HWC")``.
+    """
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     with _figure_context():
         canvas.draw()
     rgba = np.asarray(canvas.buffer_rgba())
     return np.ascontiguousarray(rgba[..., :3], dtype=np.uint8)
-
-
-def png_bytes(pixels: np.ndarray) -> bytes:
-    """``(H, W, 3)`` ``uint8`` RGB pixels as a PNG file's bytes (Pillow, matplotlib's own)."""
-    from PIL import Image
-
-    image = io.BytesIO()
-    Image.fromarray(pixels).save(image, format="PNG")
-    return image.getvalue()
 
 
 def _new_axes(figsize: tuple[float, float]) -> tuple[Figure, Axes]:
