@@ -153,10 +153,11 @@ def group_runs(runs: Sequence[Run]) -> list[Variant]:
     groups: dict[tuple[str, int, str], list[Run]] = {}
     for run in runs:
         groups.setdefault((run.attention, run.num_heads, run.decoder), []).append(run)
+    # each group's family, named as the run folders are
+    families = {key: variant_name(key[2], key[0]) for key in groups}
     head_counts: dict[str, set[int]] = {}
     decoders: dict[str, set[str]] = {}
-    for attention, heads, decoder in groups:
-        family = variant_name(decoder, attention)  # as the run folders are named
+    for (_, heads, decoder), family in families.items():
         head_counts.setdefault(family, set()).add(heads)
         decoders.setdefault(family, set()).add(decoder)
     variants = []
@@ -165,7 +166,7 @@ def group_runs(runs: Sequence[Run]) -> list[Variant]:
         key=lambda kv: (kv[0][2] == TRANSFORMER, *_order_key(*kv[0][:2]), kv[0][2]),
     )
     for (attention, heads, decoder), members in ordered:
-        family = variant_name(decoder, attention)  # as the run folders are named
+        family = families[attention, heads, decoder]
         name = family if len(head_counts[family]) == 1 else f"{family}-{heads}h"
         if len(decoders[family]) > 1:
             name = f"{name}-{decoder}"
