@@ -135,7 +135,7 @@ def test_compare_preset_sweeps_every_variant_and_seed() -> None:
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose("config", ["+experiment=compare"], return_hydra_config=True)
         params = dict(cfg.hydra.sweeper.params)
-        assert params == {"+variant": "transformer,multihead,additive,dot,none", "seed": "0,1,2"}
+        assert params == {"+variant": "transformer,dot,additive,multihead,none", "seed": "0,1,2"}
         overrides = OverridesParser.create().parse_overrides(
             [f"{k}={v}" for k, v in params.items()]
         )
