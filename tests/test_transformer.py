@@ -72,7 +72,6 @@ def test_multi_head_attention_equals_pytorchs_with_padding_and_causal_masks() ->
         x, x, x, attn_mask=~allowed.repeat_interleave(HEADS, 0), average_attn_weights=False
     )
     torch.testing.assert_close(context, expected, atol=1e-6, rtol=1e-5)
-    torch.testing.assert_close(ours.context(x, ours.prepare(x, allowed)), expected)
     torch.testing.assert_close(weights, expected_weights, atol=1e-6, rtol=1e-5)
     assert (weights.masked_select(~allowed.unsqueeze(1).expand_as(weights)) == 0).all()
     torch.testing.assert_close(weights.sum(-1), torch.ones(3, HEADS, 7))
@@ -91,10 +90,8 @@ def test_an_encoder_layer_equals_pytorchs_transformer_encoder_layer() -> None:
     mask = torch.arange(6).unsqueeze(0) < torch.tensor([[6], [3], [5]])
     theirs.eval()
     expected = theirs(x, src_key_padding_mask=~mask)
-    for keep_weights in (False, True):  # the fused kernel and the textbook attention
-        output, weights = ours(x, mask, keep_weights)
-        torch.testing.assert_close(output[mask], expected[mask], atol=1e-5, rtol=1e-5)
-        assert (weights is not None) == keep_weights
+    output, _ = ours(x, mask)
+    torch.testing.assert_close(output[mask], expected[mask], atol=1e-5, rtol=1e-5)
 
 
 def test_a_decoder_layer_equals_pytorchs_transformer_decoder_layer() -> None:
@@ -117,44 +114,11 @@ def test_a_decoder_layer_equals_pytorchs_transformer_decoder_layer() -> None:
         y, source, tgt_mask=~causal_mask(5), tgt_key_padding_mask=~tgt_mask,
         memory_key_padding_mask=~src_mask,
     )  # fmt: skip
-    memories = ours.own_memory(y, allowed), ours.cross_attention.prepare(source, src_mask)
-    output, _, cross = ours(y, *memories, keep_weights=True)
+    output, _, cross = ours(
+        y, ours.own_memory(y, allowed), ours.cross_attention.prepare(source, src_mask)
+    )
     torch.testing.assert_close(output[tgt_mask], expected[tgt_mask], atol=1e-5, rtol=1e-5)
-    assert cross is not None
     assert (cross[:, :, :, 2:][~src_mask[:, None, None, 2:].expand(-1, HEADS, 5, -1)] == 0).all()
-    fused, own_weights, cross = ours(y, *memories)
-    torch.testing.assert_close(fused[tgt_mask], expected[tgt_mask], atol=1e-5, rtol=1e-5)
-    assert own_weights is None and cross is None
-
-
-def test_the_fused_context_equals_the_textbook_one_with_its_gradients() -> None:
-    """``MultiHeadAttention.context`` (PyTorch's fused kernel, no weights made) against
-    ``attend`` (softmax(Q Kᵀ / √d) V written out): the same context and the same gradients
-    for queries, keys and every parameter, under padding and causal masks, and a row that
-    sees no real token is exactly 0 in both."""
-    torch.manual_seed(3)
-    attention = MultiHeadAttention(SIZE, SIZE, HEADS)
-    x = torch.randn(3, 7, SIZE)
-    mask = torch.arange(7).unsqueeze(0) < torch.tensor([[7], [4], [2]])
-    allowed = causal_mask(7).unsqueeze(0) & mask.unsqueeze(1)  # (B, T, T)
-    allowed[2, 5] = False  # a query that sees nothing
-    results = []
-    for use_kernel in (False, True):
-        attention.zero_grad()
-        query, keys = x.clone().requires_grad_(), x.clone().requires_grad_()
-        memory = attention.prepare(keys, allowed)
-        if use_kernel:
-            context = attention.context(query, memory)
-        else:
-            context = attention.attend(query, memory)[0]
-        assert torch.equal(context[2, 5], torch.zeros(SIZE))
-        (context * torch.linspace(-1, 1, SIZE)).sum().backward()
-        grads = [query.grad, keys.grad, *(p.grad for p in attention.parameters())]
-        results.append((context.detach(), grads))
-    (textbook, textbook_grads), (fused, fused_grads) = results
-    torch.testing.assert_close(fused, textbook)
-    for fused_grad, textbook_grad in zip(fused_grads, textbook_grads, strict=True):
-        torch.testing.assert_close(fused_grad, textbook_grad)
 
 
 def test_positions_are_the_sinusoids_of_the_paper() -> None:

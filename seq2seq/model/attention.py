@@ -28,7 +28,6 @@ from abc import ABC, abstractmethod
 from typing import ClassVar, NamedTuple
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from seq2seq.model.context import Mixer, ProjectedContext, ValueGates
@@ -289,23 +288,6 @@ class MultiHeadAttention(Attention):
         # W^O's bias must not leak into a row that sees no real token
         has_real = _per_query(memory.mask).any(dim=-1, keepdim=True)  # (B, 1 or T_q, 1)
         return context * has_real, weights
-
-    def context(self, query: Tensor, memory: Memory) -> Tensor:
-        """The context alone, query (B, T_q, D_q) -> (B, T_q, D_k): :meth:`attend`'s, through
-        PyTorch's fused kernel (``F.scaled_dot_product_attention``), which never materialises
-        the weights. The same arithmetic in another order (tested equal to rounding); a
-        Transformer takes it wherever nobody looks at the weights, ≈ 9% of its update.
-        A row that sees no real token comes out 0, as in :meth:`attend`."""
-        assert memory.scores_from is not None
-        heads_query = self._split_heads(self.query_layer(query))  # (B, h, T_q, d)
-        allowed = _per_query(memory.mask).unsqueeze(1)  # (B, 1, T_q or 1, T_s)
-        heads_context = F.scaled_dot_product_attention(
-            heads_query, memory.scores_from, memory.values, attn_mask=allowed
-        )  # (B, h, T_q, d); a row with nothing allowed is 0 (never NaN)
-        context = self.output_layer(heads_context.transpose(1, 2).flatten(2))  # (B, T_q, D_k)
-        has_real = _per_query(memory.mask).any(dim=-1, keepdim=True)  # (B, 1 or T_q, 1)
-        # W^O's bias must not leak into a row that sees no real token (training has none)
-        return context if bool(has_real.all()) else context * has_real
 
     def step_weights(self, query: Tensor, memory: Memory) -> Tensor:
         return self._weights(query.unsqueeze(1), memory).squeeze(2)  # (B, h, T_s)

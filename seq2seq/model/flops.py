@@ -21,9 +21,6 @@ softmax, masking), embedding look-ups, the loss or the optimizer. Where they dif
   ``no_grad`` and its backward by hand; FlopCounterMode is a dispatch mode, so it sees those
   products too (measured: the fused and the autograd loop count within 1% of each other),
   and the cross-check runs the model as it trains, fused.
-- The Transformer's fused attention kernel (``F.scaled_dot_product_attention`` on the CPU) is
-  opaque to FlopCounterMode; the cross-check runs it through PyTorch's math backend, the same
-  products as batched matrix products, which it counts.
 """
 
 from __future__ import annotations
@@ -31,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
 from seq2seq.model import ModelSpec
@@ -161,6 +157,6 @@ def train_flops(spec: ModelSpec, shape: BatchShape) -> int:
 def flop_counter_total(step: Callable[[], object]) -> int:
     """Matrix-product FLOPs PyTorch's ``FlopCounterMode`` sees while ``step`` runs (one training
     step: forward and backward), for the cross-check of the module docstring."""
-    with FlopCounterMode(display=False) as counter, sdpa_kernel(SDPBackend.MATH):
+    with FlopCounterMode(display=False) as counter:
         step()
     return int(counter.get_total_flops())

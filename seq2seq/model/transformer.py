@@ -9,11 +9,6 @@ per head with masked positions at exactly 0:
     decoder layer:  y = y + SelfAttn(LN(y), causal & pad);    y = y + CrossAttn(LN(y), memory)
                     y = y + FFN(LN(y))
 
-Where nobody looks at the weights (training, except the guided head's layer; the encoder
-and the other layers when decoding) a layer takes the context alone from PyTorch's fused
-kernel (:meth:`~seq2seq.model.attention.MultiHeadAttention.context`, tested equal to the
-written-out form with its gradients): an update of the comparison's Transformer ≈ 7% faster.
-
 Layer norm comes first in each block (pre-LN, PyTorch's ``norm_first=True``: stable without a
 long warm-up at these sizes), a final layer norm closes each stack, embeddings are scaled by
 √D and added to fixed sinusoidal positions. Shapes (batch first): src (B, T_s), tgt (B, T_t),
@@ -90,17 +85,6 @@ class FeedForward(nn.Module):
         return self.outer(self.dropout(torch.relu(self.inner(x))))
 
 
-def _attend(
-    attention: MultiHeadAttention, query: Tensor, memory: Memory, keep_weights: bool
-) -> tuple[Tensor, Tensor | None]:
-    """``attention``'s context for ``query`` (B, T_q, D), with its weights (B, h, T_q, T_k)
-    from the textbook :meth:`~MultiHeadAttention.attend` when ``keep_weights``, else from
-    the fused :meth:`~MultiHeadAttention.context` and None."""
-    if keep_weights:
-        return attention.attend(query, memory)
-    return attention.context(query, memory), None
-
-
 class EncoderLayer(nn.Module):
     """Self-attention over the source, then the feed-forward block (pre-LN, residual)."""
 
@@ -112,14 +96,11 @@ class EncoderLayer(nn.Module):
         self.feed_forward_norm = nn.LayerNorm(size)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(
-        self, x: Tensor, mask: Tensor, keep_weights: bool = False
-    ) -> tuple[Tensor, Tensor | None]:
-        """x (B, T_s, D), mask (B, T_s) -> x (B, T_s, D) and, with ``keep_weights``, the
-        self-attention (B, h, T_s, T_s) (else None: the fused kernel, no weights made)."""
+    def forward(self, x: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        """x (B, T_s, D), mask (B, T_s) -> x (B, T_s, D), self-attention (B, h, T_s, T_s)."""
         normed = self.attention_norm(x)
-        context, weights = _attend(
-            self.self_attention, normed, self.self_attention.prepare(normed, mask), keep_weights
+        context, weights = self.self_attention.attend(
+            normed, self.self_attention.prepare(normed, mask)
         )
         x = x + self.dropout(context)
         return x + self.dropout(self.feed_forward(self.feed_forward_norm(x))), weights
@@ -138,18 +119,13 @@ class DecoderLayer(nn.Module):
         self.feed_forward_norm = nn.LayerNorm(size)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(
-        self, y: Tensor, own: Memory, source: Memory, keep_weights: bool = False
-    ) -> tuple[Tensor, Tensor | None, Tensor | None]:
+    def forward(self, y: Tensor, own: Memory, source: Memory) -> tuple[Tensor, Tensor, Tensor]:
         """y (B, T_q, D); ``own`` the self-attention memory of the target so far (its mask
         (B, T_q, T_t) causal and padding) ; ``source`` this layer's cross-attention memory
-        -> y (B, T_q, D) and, with ``keep_weights``, the self-attention (B, h, T_q, T_t) and
-        the cross-attention (B, h, T_q, T_s) (else None, None: the fused kernel)."""
-        normed = self.self_attention_norm(y)
-        context, self_weights = _attend(self.self_attention, normed, own, keep_weights)
+        -> y (B, T_q, D), self-attention (B, h, T_q, T_t), cross-attention (B, h, T_q, T_s)."""
+        context, self_weights = self.self_attention.attend(self.self_attention_norm(y), own)
         y = y + self.dropout(context)
-        normed = self.cross_attention_norm(y)
-        context, cross_weights = _attend(self.cross_attention, normed, source, keep_weights)
+        context, cross_weights = self.cross_attention.attend(self.cross_attention_norm(y), source)
         y = y + self.dropout(context)
         y = y + self.dropout(self.feed_forward(self.feed_forward_norm(y)))
         return y, self_weights, cross_weights
@@ -205,13 +181,12 @@ class TransformerDecoder(nn.Module):
         cross = []
         for index, layer in enumerate(self.layers):
             own = layer.own_memory(y, own_mask)
-            keep = all_layers or (keep_weights and index == self.weights_layer)
-            y, _, cross_weights = layer(y, own, layer_memory(memory, index), keep)
+            y, _, cross_weights = layer(y, own, layer_memory(memory, index))
             cross.append(cross_weights)
         logits = self.output(self.norm(y))
         if all_layers:
             return logits, torch.stack(cross, dim=1)
-        return logits, cross[self.weights_layer]
+        return logits, cross[self.weights_layer] if keep_weights else None
 
     def step(
         self, prev: Tensor, state: DecoderCache, memory: Memory
@@ -234,10 +209,8 @@ class TransformerDecoder(nn.Module):
                 state.values[:, index, :, : position + 1],
                 seen,
             )
-            reported = index == self.weights_layer
-            y, _, cross_weights = layer(y, prefix, layer_memory(memory, index), reported)
-            if reported:
-                assert cross_weights is not None
+            y, _, cross_weights = layer(y, prefix, layer_memory(memory, index))
+            if index == self.weights_layer:
                 weights = cross_weights.squeeze(2)
         assert weights is not None
         logits = self.output(self.norm(y)).squeeze(1)
@@ -276,8 +249,8 @@ class TransformerEncoder(nn.Module):
         x = self.embedding.embed(src)
         weights = []
         for layer in self.layers:
-            x, layer_weights = layer(x, src_mask, keep_weights)
-            if layer_weights is not None:
+            x, layer_weights = layer(x, src_mask)
+            if keep_weights:
                 weights.append(layer_weights)
         return self.norm(x) * src_mask.unsqueeze(-1), weights
 
