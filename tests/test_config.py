@@ -76,7 +76,6 @@ def test_the_plain_config_holds_names_not_enums():
         ("model.tanh=Tanh", r"Invalid value 'Tanh', expected one of \[auto, tanh, sigmoid\]"),
         ("train.processes=two", r"train.processes='two': use auto or a whole number"),
         ("train.warmup_steps=-1", "train.warmup_steps must not be negative"),
-        ("train.ema_decay=-0.1", r"train.ema_decay must be in \[0, 1\) \(0 = off\), got -0.1"),
         ("data.src_column=-1", r"data.src_column must not be negative, got -1"),
         ("data.tgt_column=-2", r"data.tgt_column must not be negative, got -2"),
         ("data.alignment_column=-1", r"data.alignment_column must not be negative \(null = "),

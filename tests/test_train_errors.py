@@ -36,8 +36,6 @@ TRAIN_CASES = [
     Case("zero-lr", "train.py", train("train.lr=0"), ("train.lr must be positive",)),
     Case("adam-beta2-of-one", "train.py", train("train.adam_beta2=1"),
          ("train.adam_beta2 must be in [0, 1)", "1.0")),
-    Case("ema-decay-of-one", "train.py", train("train.ema_decay=1"),
-         ("train.ema_decay must be in [0, 1) (0 = off)", "1.0")),
     Case("transformer-without-attention", "train.py", train("model=transformer", "attention=none"),
          ("attention=none does not apply to model=transformer", "attention=multihead")),
     Case("transformer-additive", "train.py",

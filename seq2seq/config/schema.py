@@ -161,12 +161,6 @@ class TrainConfig:
         "(conf/data_model/synthetic_transformer.yaml); data=tatoeba keeps 0.999.",
     )
     clip_grad_norm: float = option(1.0, "Clip the gradient norm to this (0 = off).")
-    ema_decay: float = option(
-        0.0,
-        "Validate, save and test an exponential moving average of the weights (Polyak "
-        "averaging) with this decay, capped at (1+n)/(10+n) after n updates; training itself "
-        "is unchanged. 0 = off (the weights the optimizer left). E.g. 0.999.",
-    )
     teacher_forcing: float = option(1.0, "Probability of feeding the reference token at each step.")
     lr_schedule: LrSchedule = option(
         LrSchedule.linear,
@@ -246,10 +240,6 @@ class TrainConfig:
             f"train.processes={self.processes!r}: use auto or a whole number of processes >= 1",
         )
         at_least("train.clip_grad_norm", self.clip_grad_norm, 0, "must not be negative")
-        check(
-            0.0 <= self.ema_decay < 1.0,
-            f"train.ema_decay must be in [0, 1) (0 = off), got {self.ema_decay}",
-        )
         check(0.0 <= self.teacher_forcing <= 1.0, "train.teacher_forcing must be in [0, 1]")
         check(
             0.0 <= self.alignment_weight < float("inf"),

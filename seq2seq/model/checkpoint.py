@@ -43,7 +43,7 @@ class Checkpoint:
     Every field is plain data (tensors, numbers, strings, lists, dicts).
     """
 
-    model: dict[str, Any]  # the model's state_dict: the weights inference uses
+    model: dict[str, Any]  # the model's state_dict
     optimizer: dict[str, Any]  # the optimizer's state_dict
     scheduler: dict[str, Any]  # the learning-rate scheduler's state_dict
     rng: dict[str, Any]  # seq2seq.runtime.rng_states()
@@ -55,9 +55,6 @@ class Checkpoint:
     corpus_sha256: str | None = None  # SHA-256 of data.path, when the splits came from one file
     # older checkpoints' record of the tanh form ({"tanh": ...}); it is model_spec["tanh"] now
     numerics: dict[str, Any] = field(default_factory=dict)
-    # the optimizer's own weights when ``model`` holds their moving average (train.ema_decay
-    # > 0, seq2seq.training.averaging): what a resumed run trains on; None without averaging
-    training_weights: dict[str, Any] | None = None
 
     @property
     def spec(self) -> ModelSpec:

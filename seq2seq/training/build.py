@@ -31,7 +31,6 @@ from seq2seq.model.networks import Network, build_network
 from seq2seq.model.tanh import resolve as resolve_tanh
 from seq2seq.runtime import resolve_device, seed_everything, set_threads
 from seq2seq.training.adam import Adam
-from seq2seq.training.averaging import WeightAverage
 from seq2seq.training.checkpointing import check_same_corpus, resume_point
 from seq2seq.training.distributed import ProcessGroup
 from seq2seq.training.guidance import AlignmentGuide
@@ -149,7 +148,6 @@ class TrainingParts:
     schedule: Schedule
     guide: AlignmentGuide
     updater: Updater
-    average: WeightAverage
 
 
 def build_training(
@@ -160,8 +158,7 @@ def build_training(
     group: ProcessGroup,
 ) -> TrainingParts:
     """The optimizer, the schedule planned over ``total_steps``, the objective (with guided
-    alignment from ``train_set``'s gold links when asked), the one update and the moving
-    average of the weights (``train.ema_decay``; 0: off)."""
+    alignment from ``train_set``'s gold links when asked) and the one update."""
     optimizer = build_optimizer(network, train)
     schedule = build_schedule(optimizer, train, total_steps)
     guide = AlignmentGuide(
@@ -180,5 +177,4 @@ def build_training(
         clip_grad_norm=train.clip_grad_norm,
         teacher_forcing=train.teacher_forcing,
     )
-    average = WeightAverage(network, train.ema_decay)
-    return TrainingParts(optimizer, schedule, guide, updater, average)
+    return TrainingParts(optimizer, schedule, guide, updater)

@@ -19,7 +19,6 @@ from seq2seq.errors import UserError
 from seq2seq.model import ModelSpec
 from seq2seq.model.checkpoint import Checkpoint, load_checkpoint
 from seq2seq.training.adam import Adam
-from seq2seq.training.averaging import WeightAverage
 from seq2seq.training.resume import frozen_differences
 from seq2seq.training.schedule import Schedule
 from seq2seq.training.state import TrainState
@@ -32,7 +31,6 @@ def make_checkpoint(
     *,
     rng: dict[str, Any],
     model: torch.nn.Module,
-    average: WeightAverage,
     optimizer: Adam,
     schedule: Schedule,
     state: TrainState,
@@ -42,10 +40,9 @@ def make_checkpoint(
 ) -> Checkpoint:
     """Everything a resumed run needs to continue exactly: weights, optimizer, schedule, RNG
     streams and position, plus what inference needs (spec, vocabularies, and ``config``: the
-    run's config as plain data, :func:`seq2seq.config.schema.to_plain`). With weight averaging
-    on (``average``), ``model`` holds the average and ``training_weights`` the model's own."""
+    run's config as plain data, :func:`seq2seq.config.schema.to_plain`)."""
     return Checkpoint(
-        model=average.averaged_state() if average.active else model.state_dict(),
+        model=model.state_dict(),
         optimizer=optimizer.state_dict(),
         scheduler=schedule.state_dict(),
         rng=rng,
@@ -55,7 +52,6 @@ def make_checkpoint(
         config=config,
         max_src_len=max(len(p.src) for p in corpus.train),
         corpus_sha256=corpus.file_sha256,
-        training_weights=model.state_dict() if average.active else None,
     )
 
 

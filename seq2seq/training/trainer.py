@@ -70,17 +70,13 @@ class Trainer:
         training = parts.training
         self.optimizer, self.schedule = training.optimizer, training.schedule
         self.guide, self.updater = training.guide, training.updater
-        self.average = training.average
         self.state = TrainState()
         if parts.saved is not None:
             self._restore(parts.saved)
 
     def _restore(self, saved: checkpointing.Checkpoint) -> None:
-        """Continue where ``saved`` stopped: weights (and their average), optimizer, schedule,
-        position, RNG."""
-        trained = saved.training_weights
-        self.model.load_state_dict(saved.model if trained is None else trained)
-        self.average.load(saved.model)
+        """Continue where ``saved`` stopped: weights, optimizer, schedule, position, RNG."""
+        self.model.load_state_dict(saved.model)
         self.optimizer.load_state_dict(saved.optimizer)
         self.schedule.load_state_dict(saved.scheduler)
         self.state = TrainState.from_dict(saved.state)
@@ -135,7 +131,6 @@ class Trainer:
                             result.first_non_finite, state.step + 1, self.ckpt_dir, t
                         )
                     self.schedule.after_update()
-                    self.average.after_update(state.step + 1)
                     state.train_seconds += time.perf_counter() - started
                     state.train_flops += self._update_flops(indices)
                     state.train_tokens += result.tokens
@@ -173,12 +168,10 @@ class Trainer:
         return reason
 
     def _validate(self, logger: RunLogger) -> None:
-        """Score the valid split (each rank its shard; every rank takes the scores), then update
-        the schedule, the history and the best model from them; rank 0 logs and saves. With
-        weight averaging the average is what is scored, drawn and saved as the model."""
+        """Score the valid split (rank 0; every rank takes the scores), then update the
+        schedule, the history and the best model from them; rank 0 logs and saves."""
         started = time.perf_counter()
-        with self.average.applied():
-            scores = self._valid_scores()
+        scores = self._valid_scores()
         state = self.state
         if not math.isfinite(scores.loss):
             raise checkpointing.non_finite_error(
@@ -203,16 +196,15 @@ class Trainer:
             },
             state.step,
         )
-        with self.average.applied():
-            log_samples(
-                self.model,
-                self.samples,
-                self.corpus.src_vocab,
-                self.corpus.tgt_vocab,
-                logger,
-                state.step,
-                self.split_punct,
-            )
+        log_samples(
+            self.model,
+            self.samples,
+            self.corpus.src_vocab,
+            self.corpus.tgt_vocab,
+            logger,
+            state.step,
+            self.split_punct,
+        )
         self._save(rng, *([BEST] if improved else []), LAST)
         logger.flush()
         log.info(
@@ -262,7 +254,6 @@ class Trainer:
         checkpoint = checkpointing.make_checkpoint(
             rng=rng,
             model=self.model,
-            average=self.average,
             optimizer=self.optimizer,
             schedule=self.schedule,
             state=self.state,
