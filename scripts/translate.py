@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--checkpoint", default="best.pt")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # RUN --beam-size 5 SENTENCE … as well
     if args.beam_size < 1:
         raise UserError("--beam-size must be at least 1")
     if args.heatmap:

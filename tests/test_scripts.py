@@ -21,9 +21,11 @@ from tests.helpers.runs import (
 
 def test_translate_arguments_stdin_beam_and_heatmaps(tiny_run, tmp_path):
     run_dir = tiny_run("additive")
-    result = run_script(
+    result = run_script(  # options between the run and the sentences, as docs/tatoeba.md has it
         "translate.py",
         str(run_dir),
+        "--beam-size",
+        "1",
         "我 爱 中国",
         "我爱中国",
         "--heatmap",
