@@ -169,8 +169,8 @@ def test_tatoeba_with_the_transformer_gets_its_own_preset_not_the_synthetic_one(
     assert compose_config("model=transformer").model.dropout == 0.0  # synthetic: unchanged
     gru_preset = OmegaConf.load(REPO / "conf" / "data" / "tatoeba.yaml").model.dropout
     assert compose_config("data=tatoeba").model.dropout == gru_preset  # the GRU keeps its own
-    chosen = compose_config("data=tatoeba", "model=transformer", "model.dropout=0.1")
-    assert chosen.model.dropout == 0.1  # the command line still wins
+    chosen = compose_config("data=tatoeba", "model=transformer", "model.dropout=0.3")
+    assert chosen.model.dropout == 0.3  # the command line still wins
     # the comparison's Tatoeba budget still composes with the transformer row (its 10 epochs)
     row = compose_config("+experiment=compare_tatoeba", "+variant=transformer")
     assert row.model.kind == "transformer" and row.train.max_epochs == 10
