@@ -41,7 +41,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         help="training steps of the 1- vs 2-process (DDP) comparison (64; tiny 8)",
     )
-    return parser.parse_args(argv)
+    return parser.parse_intermixed_args(argv)  # overrides before and after the options
 
 
 def progress(message: str) -> None:

@@ -42,7 +42,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="compare runs trained on different datasets (a warning instead of an error)",
     )
-    return parser.parse_args(argv)
+    return parser.parse_intermixed_args(argv)  # A --out DIR B as well as A B --out DIR
 
 
 @exit_on_user_error

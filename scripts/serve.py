@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     parser.add_argument("--checkpoint", default="best.pt", help="file in RUN/checkpoints")
     parser.add_argument("--device", default="cpu", help="auto, cpu, cuda, cuda:N or mps")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # RUN --port 0 RUN as well
     if len(args.runs) > 2:
         raise UserError(f"{len(args.runs)} run folders given; the page shows one or two")
     if not 0 <= args.port <= 65535:

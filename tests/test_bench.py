@@ -119,9 +119,9 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
         "data=tsv",
         f"data.dir={toy_corpus}",
         "device=cpu",
-        "train.num_threads=1",  # the test machine is shared; one thread is steadier
         "--out",
         str(out),
+        "train.num_threads=1",  # after an option (was refused); the shared machine: one thread
         timeout=240,
     )
     assert result.returncode == 0, result.stderr[-3000:]

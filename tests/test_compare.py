@@ -62,7 +62,8 @@ def test_unknown_attention_type_is_compared_and_drawn(tmp_path: Path) -> None:
 def test_cli_compares_two_real_runs(tiny_run, tmp_path: Path) -> None:
     runs = [tiny_run("none"), tiny_run("additive")]
     out = tmp_path / "comparison"
-    result = run_script("compare.py", *map(str, runs), "--out", str(out))
+    # --out between the runs, as argparse allows elsewhere (it was refused as unrecognized)
+    result = run_script("compare.py", str(runs[0]), "--out", str(out), str(runs[1]))
     assert result.returncode == 0, result.stderr
     for name in OUTPUT_FILES:
         assert (out / name).stat().st_size > 0, name

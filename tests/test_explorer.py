@@ -265,7 +265,10 @@ def test_a_wider_bind_needs_host_and_is_warned_about(monkeypatch, capsys) -> Non
         (("{tmp}/no_such_run",), "run folder {tmp}/no_such_run does not exist"),
         (("{tmp}",), "has no checkpoints/best.pt; is it a finished run folder"),
         (("{unfinished}",), "is not a finished run: it has no metrics.json"),
-        (("{run}", "{run}", "{run}"), "3 run folders given; the page shows one or two"),
+        (
+            ("{run}", "--port", "0", "{run}", "{run}"),
+            "3 run folders given; the page shows one or two",
+        ),
         (("{run}", "--port", "70000"), "--port 70000 is not a port number; use 0 to 65535"),
         (("{run}", "--port", "{busy}"), "cannot listen on 127.0.0.1:{busy}: Address already"),
         (("{run}", "--host", "no.such.invalid"), "--host no.such.invalid is not an address"),
