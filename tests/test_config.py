@@ -165,7 +165,9 @@ def test_tatoeba_with_the_transformer_gets_its_own_preset_not_the_synthetic_one(
     assert preset.model.dropout > 0
     tatoeba = compose_config("data=tatoeba", "model=transformer")
     assert tatoeba.model.kind == "transformer" and tatoeba.model.dropout == preset.model.dropout
-    assert tatoeba.train == compose_config("data=tatoeba").train  # the corpus's schedule, beam
+    corpus = compose_config("data=tatoeba").train  # the corpus's schedule, rate and beam ...
+    assert tatoeba.train == dataclasses.replace(corpus, adam_beta2=preset.train.adam_beta2)
+    assert preset.train.adam_beta2 == 0.98 != corpus.adam_beta2  # ... with its own beta2
     assert compose_config("model=transformer").model.dropout == 0.0  # synthetic: unchanged
     gru_preset = OmegaConf.load(REPO / "conf" / "data" / "tatoeba.yaml").model.dropout
     assert compose_config("data=tatoeba").model.dropout == gru_preset  # the GRU keeps its own
@@ -174,6 +176,16 @@ def test_tatoeba_with_the_transformer_gets_its_own_preset_not_the_synthetic_one(
     # the comparison's Tatoeba budget still composes with the transformer row (its 10 epochs)
     row = compose_config("+experiment=compare_tatoeba", "+variant=transformer")
     assert row.model.kind == "transformer" and row.train.max_epochs == 10
+
+
+def test_the_tatoeba_comparison_keeps_its_budget_model_when_the_single_preset_grows():
+    """+experiment=compare_tatoeba states its own smaller GRU (docs/tatoeba.md's budget table),
+    so widening data=tatoeba's single model does not move the comparison's rows."""
+    single = compose_config("data=tatoeba").model
+    budget = compose_config("+experiment=compare_tatoeba", "+variant=additive").model
+    assert (budget.embed_size, budget.hidden_size, budget.dropout) == (128, 128, 0.2)
+    assert (single.embed_size, single.hidden_size) == (256, 256)  # the larger single model
+    assert compose_config().model.embed_size == 64  # the synthetic default: unchanged
 
 
 def test_the_transformer_on_the_synthetic_corpus_gets_its_tuned_optimizer_alone():
@@ -189,9 +201,9 @@ def test_the_transformer_on_the_synthetic_corpus_gets_its_tuned_optimizer_alone(
     assert compose_config().train.alignment_schedule == "triangle"
     assert compose_config().train == compose_config("attention=multihead").train  # schema's
     assert compose_config().train.adam_beta2 == 0.99  # the GRU's (docs/performance.md)
+    assert compose_config("data=tatoeba").train.adam_beta2 == 0.999  # Tatoeba's GRU preset's
     tatoeba = compose_config("data=tatoeba", "model=transformer").train
-    assert tatoeba == compose_config("data=tatoeba").train  # the corpus's own schedule
-    assert tatoeba.adam_beta2 == 0.999  # what Tatoeba's presets were tuned with
+    assert tatoeba.lr == compose_config("data=tatoeba").train.lr  # the corpus's own rate
     row = compose_config("+experiment=compare", "+variant=transformer").train
     assert row == transformer  # the comparison's Transformer row is the tuned one
     chosen = compose_config("model=transformer", "train.adam_beta2=0.95").train
