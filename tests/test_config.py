@@ -73,6 +73,8 @@ def test_the_plain_config_holds_names_not_enums():
         ("model.decoder=transformer", r"Invalid value 'transformer', expected one of \[luong, "),
         ("train.lr_schedule=cosine", r"Invalid value 'cosine', expected one of \[linear, plat"),
         ("train.alignment_schedule=linear", r"'linear', expected one of \[triangle, constant\]"),
+        ("train.alignment_peak=0.9", r"0 < peak < end <= 1, got alignment_peak=0.9, alig"),
+        ("train.alignment_end=1.5", r"0 < peak < end <= 1, got alignment_peak=0.4, alig"),
         ("model.tanh=Tanh", r"Invalid value 'Tanh', expected one of \[auto, tanh, sigmoid\]"),
         ("train.processes=two", r"train.processes='two': use auto or a whole number"),
         ("train.warmup_steps=-1", "train.warmup_steps must not be negative"),

@@ -144,8 +144,9 @@ def test_the_guide_is_off_by_default_and_logs_once_when_nothing_can_be_guided(
 
     def guide(weight: float, has_weights: bool, pairs: list[Pair]) -> AlignmentGuide:
         return AlignmentGuide(
-            weight, has_weights, pairs, schedule=AlignmentSchedule.constant, total_steps=10
-        )
+            weight, has_weights, pairs, schedule=AlignmentSchedule.constant, total_steps=10,
+            peak=0.4, end=0.8,
+        )  # fmt: skip
 
     assert not guide(0.0, True, aligned_pairs()).active
     assert guide(1.0, True, aligned_pairs()).active
@@ -156,17 +157,26 @@ def test_the_guide_is_off_by_default_and_logs_once_when_nothing_can_be_guided(
     assert caplog.text.count(NOTHING_TO_GUIDE) == 1
 
 
-def test_the_weight_rises_to_its_peak_halfway_and_falls_back_to_zero_by_default() -> None:
-    assert load_config([]).train.alignment_schedule == AlignmentSchedule.triangle
-    triangle = AlignmentGuide(
-        2.0, True, aligned_pairs(), schedule=AlignmentSchedule.triangle, total_steps=100
-    )
-    assert [triangle.weight_at(s) for s in (0, 25, 50, 75, 99, 100, 150)] == [
+def test_the_weight_rises_to_its_peak_and_is_back_at_zero_before_the_last_updates() -> None:
+    train = load_config([]).train
+    assert train.alignment_schedule == AlignmentSchedule.triangle
+    assert (train.alignment_peak, train.alignment_end) == (0.4, 0.8)
+
+    def guide(schedule: AlignmentSchedule, peak: float, end: float) -> AlignmentGuide:
+        return AlignmentGuide(
+            2.0, True, aligned_pairs(), schedule=schedule, total_steps=100, peak=peak, end=end
+        )
+
+    triangle = guide(AlignmentSchedule.triangle, train.alignment_peak, train.alignment_end)
+    assert [triangle.weight_at(s) for s in (0, 20, 40, 60, 79, 80, 99, 150)] == [
+        0.0, 1.0, 2.0, 1.0, pytest.approx(0.05), 0.0, 0.0, 0.0,
+    ]  # fmt: skip
+    # peak 0.5, end 1: the symmetric triangle of the runs before 2026-12-05
+    symmetric = guide(AlignmentSchedule.triangle, 0.5, 1.0)
+    assert [symmetric.weight_at(s) for s in (0, 25, 50, 75, 99, 100, 150)] == [
         0.0, 1.0, 2.0, 1.0, pytest.approx(0.04), 0.0, 0.0,
     ]  # fmt: skip
-    constant = AlignmentGuide(
-        2.0, True, aligned_pairs(), schedule=AlignmentSchedule.constant, total_steps=100
-    )
+    constant = guide(AlignmentSchedule.constant, 0.4, 0.8)
     assert {constant.weight_at(s) for s in (0, 50, 100, 150)} == {2.0}
 
 
@@ -250,9 +260,10 @@ def test_a_tiny_guided_run_logs_the_alignment_loss(tmp_path: Path, toy_corpus: P
     assert "loss/alignment" in scalars and "loss/train" in scalars
     values = [event.value for event in accumulator.Scalars("loss/alignment")]
     assert len(values) == 24 and all(math.isfinite(v) and v >= 0 for v in values)
-    # the weight of each logged update (every 10th of 24): a triangle peaking at update 12
+    # the weight of each logged update (every 10th of 24): a triangle peaking at update 9.6
+    # (0.4 of 24) and back at 0 at 19.2 (0.8)
     weights = {e.step: e.value for e in accumulator.Scalars(ALIGNMENT_WEIGHT)}
-    assert weights == {10: pytest.approx(9 / 12), 20: pytest.approx(5 / 12)}
+    assert weights == {10: pytest.approx(9 / 9.6), 20: pytest.approx(0.2 / 9.6)}
     # the final test writes the alignment error report, and evaluate.py prints it
     report = json.loads((run_dir / "metrics.json").read_text())["test"]["alignment_report"]
     english_words = sum(len(line.split("\t")[1].split()) for line in _test_lines(toy_corpus))

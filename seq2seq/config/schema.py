@@ -202,9 +202,17 @@ class TrainConfig:
     alignment_schedule: AlignmentSchedule = option(
         AlignmentSchedule.triangle,
         "How the guided-alignment weight moves over the run: triangle (rising linearly from 0 "
-        "at the first update to train.alignment_weight halfway through the planned updates, "
-        "then back to 0 at the last, so that the run starts and ends on the translation alone) "
-        "or constant (train.alignment_weight throughout).",
+        "at the first update to train.alignment_weight at train.alignment_peak of the planned "
+        "updates, then back to 0 at train.alignment_end, so that the run starts and ends on "
+        "the translation alone) or constant (train.alignment_weight throughout).",
+    )
+    alignment_peak: float = option(
+        0.4, "Triangle: the fraction of the planned updates where the guided weight peaks."
+    )
+    alignment_end: float = option(
+        0.8,
+        "Triangle: the fraction of the planned updates from which the guided weight is 0 "
+        "(1 = the last update).",
     )
     num_threads: int = option(
         0,
@@ -245,6 +253,12 @@ class TrainConfig:
             0.0 <= self.alignment_weight < float("inf"),
             "train.alignment_weight must be a finite number >= 0 (0 = off), got "
             f"{self.alignment_weight}",
+        )
+        check(
+            0.0 < self.alignment_peak < self.alignment_end <= 1.0,
+            "train.alignment_peak and train.alignment_end are fractions of the planned updates "
+            "with 0 < peak < end <= 1, got "
+            f"alignment_peak={self.alignment_peak}, alignment_end={self.alignment_end}",
         )
         check(
             0.0 <= self.alignment_possible_weight <= 1.0,

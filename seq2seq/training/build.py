@@ -168,6 +168,8 @@ def build_training(
         train.alignment_possible_weight,
         schedule=train.alignment_schedule,
         total_steps=total_steps,
+        peak=train.alignment_peak,
+        end=train.alignment_end,
     )
     updater = Updater(
         network,

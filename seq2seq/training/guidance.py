@@ -18,10 +18,11 @@ gold alignment of its target word; OpenNMT's ``guided_alignment`` is the same id
   split the work, as long as together they point at the gold words);
 * the objective is ``translation loss + w_t × term``, where ``w_t`` is
   ``train.alignment_weight`` moved by ``train.alignment_schedule``
-  (:meth:`AlignmentGuide.weight_at`): ``triangle`` (the default) rises from 0 to it halfway
-  through the planned updates and falls back to 0 at the last, so that the translation is
-  learnt first and has the last updates to itself (a constant weight slows the early learning
-  and costs the GRU exact match at the end; docs/alignment.md); ``constant`` keeps it;
+  (:meth:`AlignmentGuide.weight_at`): ``triangle`` (the default) rises from 0 to it at
+  ``train.alignment_peak`` of the planned updates (0.4) and falls back to 0 at
+  ``train.alignment_end`` (0.8), so that the translation is learnt first and has the last
+  updates to itself (a constant weight slows the early learning and costs the GRU exact match
+  at the end; docs/alignment.md); ``constant`` keeps it;
   ``loss/train`` keeps logging the translation loss alone, so curves stay comparable with
   unguided runs, the term is logged as ``loss/alignment`` and its weight as
   ``alignment_weight``.
@@ -96,8 +97,9 @@ class AlignmentGuide:
 
     ``active`` is False (and the trainer runs exactly as without guidance) when the weight
     is 0, when the attention has no weights, or when no training pair has a sure link; in
-    the last two cases it logs once why. ``schedule`` and ``total_steps`` (the planned
-    updates) move the weight over the run (:meth:`weight_at`).
+    the last two cases it logs once why. ``schedule``, ``total_steps`` (the planned
+    updates) and, for the triangle, ``peak`` and ``end`` (fractions of them) move the weight
+    over the run (:meth:`weight_at`).
     """
 
     def __init__(
@@ -109,10 +111,13 @@ class AlignmentGuide:
         *,
         schedule: AlignmentSchedule,
         total_steps: int,
+        peak: float,
+        end: float,
     ):
         self.weight = weight
         self.possible_weight = possible_weight
         self.schedule, self.total_steps = AlignmentSchedule(schedule), max(total_steps, 1)
+        self.peak, self.end = peak, end
         self.active = False
         if weight <= 0:
             return
@@ -129,12 +134,12 @@ class AlignmentGuide:
 
     def weight_at(self, step: int) -> float:
         """The term's weight in the update after ``step`` updates (0 for the first):
-        ``weight`` for ``constant``; for ``triangle`` ``weight × step / half`` up to ``half =
-        total_steps / 2``, then ``weight × (total_steps - step) / half``, 0 from the last planned
-        update on."""
+        ``weight`` for ``constant``; for ``triangle`` ``weight × step / top`` up to ``top =
+        peak × total_steps``, then ``weight × (last - step) / (last - top)`` down to ``last =
+        end × total_steps``, 0 from there on."""
         if self.schedule is AlignmentSchedule.constant:
             return self.weight
-        peak = self.total_steps / 2
-        if step < peak:
-            return self.weight * (step / peak)
-        return self.weight * max(0.0, (self.total_steps - step) / (self.total_steps - peak))
+        top, last = self.total_steps * self.peak, self.total_steps * self.end
+        if step < top:
+            return self.weight * (step / top)
+        return self.weight * max(0.0, (last - step) / (last - top))
