@@ -51,15 +51,19 @@ def test_possible_links_round_trip(tmp_path):
     assert pair.possible_links == ((0, 3), (1, 4), (2, 2), (3, 0), (3, 1))
 
 
-def test_a_corpus_holds_each_distinct_token_once(tmp_path):
+def test_a_corpus_holds_each_distinct_token_and_link_once(tmp_path):
     path = tmp_path / "c.tsv"
-    lines = ["我 爱 中国\tI love China .", "我 爱 你\tI love you .", "他 爱 猫\tHe loves cats !"]
+    lines = [
+        "我 爱 中国\tI love China .\t0-0 1-1 2-2",
+        "我 爱 你\tI love you .\t0-0 1-1 2-2 2?3",
+        "他 爱 猫\tHe loves cats !\t0-0 1-1 2?2 2?3",
+    ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     for fmt in (TsvFormat(), TsvFormat(char_level_src=True, split_tgt_punct=True)):
         pairs = read_tsv(path, fmt)
-        for side in ("src", "tgt"):
-            tokens = [t for p in pairs for t in getattr(p, side)]
-            assert len({id(t) for t in tokens}) == len(set(tokens)) < len(tokens)
+        for held in ("src", "tgt", "alignment", "possible"):
+            items = [t for p in pairs for t in getattr(p, held)]
+            assert len({id(t) for t in items}) == len(set(items)) < len(items)
 
 
 def test_plain_links_read_as_all_sure_and_sure_wins():
