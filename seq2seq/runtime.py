@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import random
-import time
 from typing import Any
 
 import torch
@@ -94,32 +93,3 @@ def synchronize(device: torch.device) -> None:
     """Wait for queued GPU work (a no-op on the CPU), so wall-clock times are complete."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-
-
-def measure_gemm(device: torch.device, size: int, seconds: float) -> dict[str, float]:
-    """fp32 ``size × size`` matrix products in a loop: GFLOP/s at the current thread settings
-    (its operands from a generator of its own: the caller's random streams are untouched)."""
-    generator = torch.Generator().manual_seed(0)
-    a = torch.randn(size, size, generator=generator).to(device)
-    b = torch.randn(size, size, generator=generator).to(device)
-    out = torch.empty_like(a)
-    chunk = 20 if device.type == "cuda" else 1
-    for _ in range(3):
-        torch.mm(a, b, out=out)
-    synchronize(device)
-    start, count = time.perf_counter(), 0
-    while True:
-        for _ in range(chunk):
-            torch.mm(a, b, out=out)
-        count += chunk
-        synchronize(device)
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            break
-    return {
-        "gflops": 2 * size**3 * count / elapsed / 1e9,
-        "size": size,
-        "matmuls": count,
-        "seconds": elapsed,
-        "threads": torch.get_num_threads(),
-    }

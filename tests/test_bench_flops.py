@@ -8,6 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from seq2seq.analysis.bench.flops import (
+    BatchShape,
+    flop_breakdown,
+    flop_counter_total,
+    forward_flops,
+    train_flops,
+)
 from seq2seq.analysis.bench.measure import (
     batch_shape,
     check_flop_count,
@@ -17,13 +24,6 @@ from seq2seq.analysis.bench.measure import (
 from seq2seq.config.compose import load_config
 from seq2seq.evaluation.scoring import sequence_loss
 from seq2seq.model import ModelSpec, Seq2Seq
-from seq2seq.model.flops import (
-    BatchShape,
-    flop_breakdown,
-    flop_counter_total,
-    forward_flops,
-    train_flops,
-)
 from seq2seq.training.tblog import NullLogger
 from seq2seq.training.trainer import Trainer
 from tests.helpers.models import same_model

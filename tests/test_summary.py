@@ -163,13 +163,10 @@ def test_training_writes_a_summary_that_round_trips(tiny_run) -> None:
     assert list(data) == [*TRAINING_KEYS, "distributed", "compute", "decoding"]
     assert data["distributed"] == {"world_size": 1, "backend": None, "world_sizes": [1]}
     compute = data["compute"]
-    assert compute["processes"] == 1 and compute["train_flops"] > 0
-    assert compute["train_tokens"] > 0
+    assert list(compute) == ["train_seconds", "processes", "train_tokens"]
+    assert compute["processes"] == 1 and compute["train_tokens"] > 0
     assert data["decoding"]["sentences"] == 60 and data["decoding"]["beam_size"] == 1
     assert data["decoding"]["seconds"] > 0
-    assert compute["fraction_of_peak"] == pytest.approx(
-        compute["gflops"] / compute["gemm_gflops_per_process"]
-    )
     assert data["test_checkpoint"] == "best.pt"
     assert list(data["test"]) == list(scores())  # the layout evaluation writes
     assert RunSummary.load(path).to_dict() == data

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from seq2seq.analysis.bench.flops import BatchShape, flop_counter_total, train_flops
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.evaluation.extract import ALL_LAYERS, extract_attention_weights
 from seq2seq.evaluation.inference import TrainedRun
-from seq2seq.model.flops import BatchShape, flop_counter_total, train_flops
 from seq2seq.model.spec import ModelSpec
 from seq2seq.model.transformer import Transformer
 from tests.helpers.runs import run_script

@@ -66,18 +66,14 @@ class Distributed:
 
 @dataclass(frozen=True)
 class Compute:
-    """How well training used the machine: the updates' matrix-product FLOPs (the model's
-    equations, :mod:`seq2seq.model.flops`) over their seconds, against an fp32 GEMM rate
-    measured on the same machine right after training (one core, or one GPU) times the
-    processes: ``fraction_of_peak`` of what ``processes`` cores could do at that rate."""
+    """How fast training ran: the target tokens (``<eos>`` included) of every update over the
+    updates' seconds, on ``processes`` processes. (The machine's peak and a run's share of it
+    are ``scripts/bench.py``'s to measure; files written when training measured them carry
+    more keys here, which are ignored.)"""
 
-    train_flops: int
     train_seconds: float
-    gflops: float
-    gemm_gflops_per_process: float
     processes: int
-    fraction_of_peak: float
-    train_tokens: int | None = None  # target tokens (<eos> included) of every update
+    train_tokens: int | None = None
 
     @property
     def tokens_per_second(self) -> float | None:

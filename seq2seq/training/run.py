@@ -8,8 +8,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-import torch
-
 from seq2seq.config.schema import Config, to_plain
 from seq2seq.data.batching import padding_share
 from seq2seq.data.subwords import MODEL_FILE as SUBWORD_MODEL_FILE
@@ -25,7 +23,6 @@ from seq2seq.evaluation.summary import (
     recorded_evaluations,
 )
 from seq2seq.files import atomic_write_bytes
-from seq2seq.runtime import measure_gemm
 from seq2seq.training.distributed import ProcessGroup
 from seq2seq.training.state import TrainState
 from seq2seq.training.tblog import NullLogger, RunLogger
@@ -34,32 +31,9 @@ from seq2seq.training.trainer import Trainer
 log = logging.getLogger("seq2seq")
 
 
-#: The fp32 GEMM that measures the machine's rate after training (bench's size), for
-#: :data:`GEMM_SHARE` of the run's update seconds, within ``GEMM_SECONDS`` (min, max): a run of
-#: minutes measures for 1 s, a run of seconds (the tests') does not spend a second on it.
-GEMM_SIZE, GEMM_SHARE, GEMM_SECONDS = 1024, 0.01, (0.2, 1.0)
-
-
-def gemm_seconds(train_seconds: float) -> float:
-    """How long the GEMM rate of a run with ``train_seconds`` of updates is measured."""
-    low, high = GEMM_SECONDS
-    return min(high, max(low, GEMM_SHARE * train_seconds))
-
-
-def measure_compute(state: TrainState, processes: int, device: torch.device) -> Compute:
-    """The run's FLOP rate over its update seconds against an fp32 GEMM measured now, on this
-    process' device and threads (one process' share of the machine)."""
-    gemm = measure_gemm(device, GEMM_SIZE, gemm_seconds(state.train_seconds))["gflops"]
-    gflops = state.train_flops / max(state.train_seconds, 1e-9) / 1e9
-    return Compute(
-        train_flops=state.train_flops,
-        train_seconds=round(state.train_seconds, 2),
-        gflops=gflops,
-        gemm_gflops_per_process=gemm,
-        processes=processes,
-        fraction_of_peak=gflops / (gemm * processes),
-        train_tokens=state.train_tokens,
-    )
+def throughput(state: TrainState, processes: int) -> Compute:
+    """How fast the run trained: its target tokens over its update seconds."""
+    return Compute(round(state.train_seconds, 2), processes, state.train_tokens)
 
 
 def run_summary(
@@ -146,15 +120,11 @@ def train(
     logger = RunLogger(run_dir / "tb", purge_step=trainer.state.step + 1 if config.resume else None)
     try:
         trainer.fit(logger)
-        compute = measure_compute(trainer.state, trainer.group.world_size, trainer.device)
+        compute = throughput(trainer.state, trainer.group.world_size)
         log.info(
-            "compute: %.1f TFLOP in %.0f s of updates = %.1f GFLOP/s; fp32 GEMM %.1f GFLOP/s "
-            "per process now, so %.0f%% of %d process(es)' peak",
-            compute.train_flops / 1e12,
+            "throughput: %.0f target tokens/s over %.0f s of updates on %d process(es)",
+            compute.tokens_per_second,
             compute.train_seconds,
-            compute.gflops,
-            compute.gemm_gflops_per_process,
-            100 * compute.fraction_of_peak,
             compute.processes,
         )
         tested, test_scores, decoding = trainer.test()

@@ -8,8 +8,9 @@ from typing import Any
 from seq2seq.evaluation.summary import ValidationRecord
 from seq2seq.records import from_plain, to_plain
 
-#: Keys of checkpoints written before the best model was found from the history alone.
-_LEGACY_KEYS = ("best_bleu", "best_loss")
+#: Keys of older checkpoints: the best model's scores (now found from the history alone) and
+#: the FLOPs training counted (now the benchmark's job).
+_LEGACY_KEYS = ("best_bleu", "best_loss", "train_flops")
 
 
 @dataclass
@@ -26,9 +27,6 @@ class TrainState:
     best_step: int = 0
     bad_evals: int = 0
     train_seconds: float = 0.0
-    # matrix-product FLOPs of every update so far, each process' shard at its own padded shape
-    # (seq2seq.model.flops: the model's equations, forward + backward)
-    train_flops: int = 0
     # target tokens (<eos> included) of every update so far, over all processes
     train_tokens: int = 0
     history: list[ValidationRecord] = field(default_factory=list)

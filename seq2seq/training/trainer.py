@@ -25,11 +25,10 @@ from seq2seq.evaluation.scores import Scores
 from seq2seq.evaluation.scoring import full_scores, quick_part, quick_scores
 from seq2seq.evaluation.summary import Decoding, ValidationRecord
 from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
-from seq2seq.model.flops import BatchShape, train_flops
 from seq2seq.runtime import restore_rng_states, rng_states
 from seq2seq.training import build, checkpointing
 from seq2seq.training.checkpointing import BEST, LAST
-from seq2seq.training.distributed import ProcessGroup, shard
+from seq2seq.training.distributed import ProcessGroup
 from seq2seq.training.samples import log_samples
 from seq2seq.training.selection import is_better
 from seq2seq.training.signals import TrainingInterrupted, stop_requests
@@ -83,17 +82,6 @@ class Trainer:
         restore_rng_states(checkpointing.rng_of_rank(saved, self.group.rank, self.group.world_size))
         log.info("resumed from %s at step %d", self.ckpt_dir / LAST, self.state.step)
 
-    def _update_flops(self, indices: list[int]) -> int:
-        """FLOPs of one update of the global batch ``indices`` as the processes run it: each
-        process' shard (:func:`~seq2seq.training.distributed.shard`) at its own shape."""
-        world, data = self.group.world_size, self.train_set
-        total = 0
-        for rank in range(world):
-            own, _ = shard(indices, rank, world)
-            lengths = [len(data.src_ids[i]) for i in own], [len(data.tgt_ids[i]) for i in own]
-            total += train_flops(self.spec, BatchShape.of(*lengths))
-        return total
-
     def train_step(self, indices: list[int]) -> StepResult:
         """One update on the training pairs ``indices`` as the run's next (see
         :meth:`Updater.update`); does not advance the schedule or :attr:`state`, :meth:`fit`
@@ -132,7 +120,6 @@ class Trainer:
                         )
                     self.schedule.after_update()
                     state.train_seconds += time.perf_counter() - started
-                    state.train_flops += self._update_flops(indices)
                     state.train_tokens += result.tokens
                     state.step += 1
                     state.batch_in_epoch += 1

@@ -22,7 +22,7 @@ excluded) at the first validation at or above the target, null when none reached
 process with the run's ``best.pt`` weights (``time_to_99.model`` says which).
 
 The GEMM rates in bench.json (fp32 ``gemm_size``² products,
-:func:`seq2seq.runtime.measure_gemm`):
+:func:`.measure.measure_gemm`):
 
 - ``gemm_gflops``: on the benchmark's device at the thread settings in force when it is
   measured (as before these fields existed; the Trainers have applied ``train.num_threads``
@@ -48,13 +48,9 @@ counted / flop_counter); what each counts is in :mod:`.flops`.
 
 ``processes`` compares one training run on 1 and on 2 processes (DDP through
 ``torch.distributed.run``, the real ``scripts/train.py``): steady-state target tokens/s, steps
-and wall seconds of each, each run's own FLOP rate over its update seconds (``run_gflops``,
-metrics.json's ``compute.gflops``: what its ``train.log`` reports as its share of the peak), and
-``speedup`` = tokens/s(2) / tokens/s(1). It is null, with the reason in ``processes_skipped``,
-with fewer than 2 CPU cores (or 2 GPUs on CUDA); see :mod:`.processes`. ``run_vs_bench`` is the
-1-process run's ``run_gflops`` over the configured variant's ``achieved_gflops`` (the training
-line of the same model in this process): about 1 when a run reports the rate the benchmark
-measures (null without ``processes``).
+and wall seconds of each, and ``speedup`` = tokens/s(2) / tokens/s(1). It is null, with the
+reason in ``processes_skipped``, with fewer than 2 CPU cores (or 2 GPUs on CUDA); see
+:mod:`.processes`.
 
 Modules: :mod:`.flops` (FLOP counting), :mod:`.reference` (the tutorial baseline),
 :mod:`.measure` (the measurements), :mod:`.machine` (what it ran on), :mod:`.processes` (1 vs 2
@@ -62,6 +58,7 @@ processes, and the training subprocesses), :mod:`.run` (options, orchestration, 
 saving).
 """
 
+from seq2seq.analysis.bench.flops import BatchShape, flop_breakdown, forward_flops, train_flops
 from seq2seq.analysis.bench.reference import TutorialSeq2Seq, TutorialTrainer
 from seq2seq.analysis.bench.run import (
     BenchOptions,
@@ -71,7 +68,6 @@ from seq2seq.analysis.bench.run import (
     save_result,
     tiny_overrides,
 )
-from seq2seq.model.flops import BatchShape, flop_breakdown, forward_flops, train_flops
 
 __all__ = [
     "BatchShape",

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from seq2seq.analysis.bench.flops import BatchShape, flop_counter_total, train_flops
 from seq2seq.analysis.bench.processes import train_within
 from seq2seq.analysis.bench.reference import TutorialTrainer
 from seq2seq.config.compose import load_config
@@ -27,9 +28,8 @@ from seq2seq.evaluation.scoring import translate_dataset
 from seq2seq.launch.processes import planned_processes
 from seq2seq.model import ModelSpec
 from seq2seq.model.checkpoint import load_checkpoint
-from seq2seq.model.flops import BatchShape, flop_counter_total, train_flops
 from seq2seq.model.names import ModelKind, variant_name
-from seq2seq.runtime import measure_gemm, set_threads, synchronize
+from seq2seq.runtime import set_threads, synchronize
 from seq2seq.training.checkpointing import BEST, LAST
 from seq2seq.training.state import TrainState
 from seq2seq.training.trainer import Trainer
@@ -207,6 +207,35 @@ def torch_threads(count: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def measure_gemm(device: torch.device, size: int, seconds: float) -> dict[str, float]:
+    """fp32 ``size × size`` matrix products in a loop: GFLOP/s at the current thread settings
+    (its operands from a generator of its own: the caller's random streams are untouched)."""
+    generator = torch.Generator().manual_seed(0)
+    a = torch.randn(size, size, generator=generator).to(device)
+    b = torch.randn(size, size, generator=generator).to(device)
+    out = torch.empty_like(a)
+    chunk = 20 if device.type == "cuda" else 1
+    for _ in range(3):
+        torch.mm(a, b, out=out)
+    synchronize(device)
+    start, count = time.perf_counter(), 0
+    while True:
+        for _ in range(chunk):
+            torch.mm(a, b, out=out)
+        count += chunk
+        synchronize(device)
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            break
+    return {
+        "gflops": 2 * size**3 * count / elapsed / 1e9,
+        "size": size,
+        "matmuls": count,
+        "seconds": elapsed,
+        "threads": torch.get_num_threads(),
+    }
 
 
 def measure_gemm_rates(

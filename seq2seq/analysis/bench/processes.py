@@ -147,9 +147,8 @@ def steady_tokens_per_s(tb_dir: Path) -> float:
 def measure_throughput(
     processes: int, overrides: Sequence[str], steps: int, run_dir: Path
 ) -> dict[str, Any]:
-    """Train ``steps`` updates on ``processes`` processes; tokens/s, steps, wall seconds and
-    the run's own FLOP rate over its update seconds (metrics.json's ``compute.gflops``, what
-    ``train.log`` reports as its share of the machine's peak)."""
+    """Train ``steps`` updates on ``processes`` processes: steady tokens/s, steps and wall
+    seconds."""
     command = launch_command(
         processes,
         [
@@ -169,7 +168,6 @@ def measure_throughput(
         "tokens_per_s": steady_tokens_per_s(run_dir / "tb"),
         "steps": metrics["steps"],
         "wall_s": wall,
-        "run_gflops": metrics["compute"]["gflops"],
     }
 
 
@@ -254,30 +252,13 @@ def measure_processes(overrides: Sequence[str], steps: int, work_dir: Path) -> d
     return {**runs, "speedup": speedup}
 
 
-def run_vs_bench(processes: dict[str, Any] | None, achieved_gflops: float) -> float | None:
-    """The one-process run's own FLOP rate (its metrics.json) over ``achieved_gflops``, the
-    benchmark's training line for the same model: 1.0 when a run reports the speed the
-    benchmark measures; None when the processes were not measured."""
-    if processes is None:
-        return None
-    return processes["1"]["run_gflops"] / achieved_gflops
-
-
-def format_processes(
-    processes: dict[str, Any] | None, skipped: str | None, agreement: float | None = None
-) -> list[str]:
-    """The table's lines for the ``processes`` field (and ``agreement``: :func:`run_vs_bench`)."""
+def format_processes(processes: dict[str, Any] | None, skipped: str | None) -> list[str]:
+    """The table's lines for the ``processes`` field."""
     if processes is None:
         return [f"processes: skipped ({skipped})"]
     one, two = processes["1"], processes["2"]
-    lines = [
+    return [
         f"processes (DDP, {one['steps']} steps): 1 → {one['tokens_per_s']:,.0f} tok/s "
         f"({one['wall_s']:.0f} s wall), 2 → {two['tokens_per_s']:,.0f} tok/s "
         f"({two['wall_s']:.0f} s wall): {processes['speedup']:.2f}×"
     ]
-    if agreement is not None:
-        lines.append(
-            f"the 1-process run's own rate (its metrics.json): {one['run_gflops']:.2f} GFLOP/s "
-            f"= {agreement:.2f}× the training line's"
-        )
-    return lines

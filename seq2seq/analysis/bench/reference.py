@@ -11,13 +11,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from seq2seq.analysis.bench.flops import BatchShape
 from seq2seq.config.schema import TrainConfig
 from seq2seq.data.batching import Batch, ParallelDataset
 from seq2seq.data.vocab import Vocab
 from seq2seq.evaluation.scoring import sequence_loss
 from seq2seq.model import ModelSpec
 from seq2seq.model.attention import masked_softmax
-from seq2seq.model.flops import BatchShape
 
 
 class TutorialSeq2Seq(nn.Module):

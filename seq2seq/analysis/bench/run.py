@@ -32,7 +32,6 @@ from seq2seq.analysis.bench.measure import (
 from seq2seq.analysis.bench.processes import (
     format_processes,
     measure_processes,
-    run_vs_bench,
     unavailable,
 )
 from seq2seq.analysis.bench.reference import TutorialSeq2Seq, TutorialTrainer
@@ -203,7 +202,6 @@ def run_benchmark(options: BenchOptions, progress: Progress = quiet) -> dict[str
     result = _assemble(options, cfg, device, gemm, throughput, decoding, to_target)
     result["flop_count_check"] = flop_check
     result["processes"], result["processes_skipped"] = processes, skipped
-    result["run_vs_bench"] = run_vs_bench(processes, result["achieved_gflops"])
     result["machine"]["load_average_at_start"] = load_at_start
     result["bench_wall_seconds"] = time.perf_counter() - started
     return result
@@ -313,9 +311,7 @@ def format_table(result: dict[str, Any]) -> str:
         f"{d['beam_sentences_per_s']:,.1f} sent/s ({_decoded_model(t['model'])})",
     ]
     lines.append(format_time_to_target(t, result["time_to_99_gflop"]))
-    lines += format_processes(
-        result["processes"], result["processes_skipped"], result["run_vs_bench"]
-    )
+    lines += format_processes(result["processes"], result["processes_skipped"])
     lines.append(
         f"peak memory: {result['peak_memory_mb']:,.0f} MiB ({result['peak_memory_source']}); "
         f"benchmark wall time {result['bench_wall_seconds']:.0f} s"
