@@ -18,7 +18,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from seq2seq.errors import UserError
 from seq2seq.launch.processes import check_batch_size, refuse_multirun, worker_overrides
 from seq2seq.training.distributed import shard
-from seq2seq.training.ranks import Launch
+from seq2seq.training.ranks import WorldPosition
 from tests.helpers.bad_input import PROCESS_TIMEOUT, run_processes
 from tests.helpers.processes import rank_pid
 from tests.helpers.runs import (
@@ -67,8 +67,8 @@ def test_workers_drop_the_users_hydra_output_settings() -> None:
 
 
 def test_launch_checks_name_the_problem() -> None:
-    two = Launch(rank=0, local_rank=0, world_size=2)
-    refuse_multirun(Launch(), multirun=True)  # one process: sweeps are fine
+    two = WorldPosition(rank=0, local_rank=0, world_size=2)
+    refuse_multirun(WorldPosition(), multirun=True)  # one process: sweeps are fine
     check_batch_size(two.world_size, batch_size=2)
     with pytest.raises(UserError, match="global batch"):
         check_batch_size(two.world_size, batch_size=1)

@@ -35,7 +35,7 @@ from seq2seq.launch.processes import (
 from seq2seq.launch.run_folder import LOCKED_ENV, RunFolder
 from seq2seq.runtime import resolve_device
 from seq2seq.training.distributed import process_group
-from seq2seq.training.ranks import Launch
+from seq2seq.training.ranks import WorldPosition
 from seq2seq.training.signals import TrainingInterrupted
 
 log = logging.getLogger("seq2seq")
@@ -56,7 +56,7 @@ def run_command(
     claimed; ``script`` and
     ``argv``: how this process was started, for the workers a launch starts.
     """
-    launch = Launch.from_env()
+    launch = WorldPosition.from_env()
     try:
         refuse_multirun(launch, multirun)
         processes = (
@@ -85,7 +85,7 @@ def run_command(
 
 
 @contextlib.contextmanager
-def _stops_explained(launch: Launch, run_dir: Path, distributed: bool) -> Iterator[None]:
+def _stops_explained(launch: WorldPosition, run_dir: Path, distributed: bool) -> Iterator[None]:
     """A stop of the training this process runs as the one line and exit code it deserves:
     a signal (how to resume), a lost peer, Ctrl-C outside the loop (what is kept)."""
     try:
@@ -117,7 +117,7 @@ class PeerLost(UserError):
 
     exit_code = 1
 
-    def __init__(self, launch: Launch) -> None:
+    def __init__(self, launch: WorldPosition) -> None:
         super().__init__(
             f"rank {launch.rank} lost a peer process of the run (it died or was stopped); the "
             "launcher's log says which; resume with resume=true once it is restarted"

@@ -37,12 +37,12 @@ from seq2seq.launch.workers import (
     quiet_streams,
     restore_streams,
 )
-from seq2seq.training.ranks import Launch
+from seq2seq.training.ranks import WorldPosition
 
 
 def _quiet_worker() -> bool:
     """Whether this process is a rank above 0 that leaves the talking to rank 0."""
-    return not Launch.from_env().is_main and not debug_enabled()
+    return not WorldPosition.from_env().is_main and not debug_enabled()
 
 
 def start(app: Callable[[], object], argv: list[str]) -> None:
@@ -50,7 +50,7 @@ def start(app: Callable[[], object], argv: list[str]) -> None:
 
     A process started by a launcher (torchrun, or this project's launch) ends through
     :func:`_end_launched` once its work is done and its process group destroyed."""
-    launch, quiet = Launch.from_env(), _quiet_worker()
+    launch, quiet = WorldPosition.from_env(), _quiet_worker()
     if launch.launched:
         die_with_launcher()
     code = 0
@@ -106,7 +106,7 @@ def run_job(composed: DictConfig, *, script: str, argv: list[str]) -> float:
         try:
             config = to_config(composed)
         except UserError:
-            if Launch.from_env().is_main:  # ranks above 0 see "." as their folder
+            if WorldPosition.from_env().is_main:  # ranks above 0 see "." as their folder
                 folder.abandon()  # Hydra made it before the config was known to be good
             raise
         from seq2seq.launch.command import run_command  # torch: after the config is known good

@@ -32,7 +32,7 @@ from seq2seq.errors import UserError
 from seq2seq.evaluation.summary import METRICS_FILE, RunSummary
 from seq2seq.launch.run_folder import LOCKED_ENV, RunFolder
 from seq2seq.machine import usable_cores
-from seq2seq.training.ranks import Launch
+from seq2seq.training.ranks import WorldPosition
 
 # Hydra settings a rank above 0 replaces: it must not create a run folder, a log file or a
 # ``.hydra/`` copy of the config of its own (rank 0's folder is the run's one folder).
@@ -52,7 +52,7 @@ def worker_overrides(argv: Sequence[str]) -> list[str]:
     return kept + [f"{key}={value}" for key, value in _WORKER_HYDRA.items()]
 
 
-def refuse_multirun(launch: Launch, multirun: bool) -> None:
+def refuse_multirun(launch: WorldPosition, multirun: bool) -> None:
     """A Hydra sweep under torchrun is a :class:`UserError` (checked before Hydra starts)."""
     if launch.distributed and multirun:
         raise UserError(

@@ -35,7 +35,7 @@ from seq2seq.training.checkpointing import check_same_corpus, resume_point
 from seq2seq.training.distributed import ProcessGroup
 from seq2seq.training.guidance import AlignmentGuide
 from seq2seq.training.objective import Objective
-from seq2seq.training.ranks import Launch
+from seq2seq.training.ranks import WorldPosition
 from seq2seq.training.samples import sample_sources
 from seq2seq.training.schedule import Schedule, build_schedule
 from seq2seq.training.step import Updater
@@ -70,7 +70,7 @@ def build_run(config: Config, ckpt_dir: Path, group: ProcessGroup | None = None)
     device = group.device if group is not None else resolve_device(config.device)
     set_threads(config.train.num_threads)
     seed_everything(config.seed)
-    group = group or ProcessGroup(Launch(), None, device)
+    group = group or ProcessGroup(WorldPosition(), None, device)
     saved = resume_point(ckpt_dir, config.resume, stored, device)
     corpus = load_corpus(config.data)
     if saved is not None:

@@ -50,7 +50,7 @@ import torch
 import torch.distributed as dist
 
 from seq2seq.errors import UserError
-from seq2seq.training.ranks import Launch
+from seq2seq.training.ranks import WorldPosition
 
 T = TypeVar("T")
 
@@ -74,26 +74,26 @@ def timeout_s() -> float:
 class ProcessGroup:
     """The collectives training needs; each is a no-op (or the identity) on one process."""
 
-    def __init__(self, launch: Launch, backend: str | None, device: torch.device) -> None:
-        self.launch = launch
+    def __init__(self, position: WorldPosition, backend: str | None, device: torch.device) -> None:
+        self.position = position
         self.backend = backend
         self.device = device  # where collective tensors live (nccl needs CUDA tensors)
 
     @property
     def rank(self) -> int:
-        return self.launch.rank
+        return self.position.rank
 
     @property
     def world_size(self) -> int:
-        return self.launch.world_size
+        return self.position.world_size
 
     @property
     def is_main(self) -> bool:
-        return self.launch.is_main
+        return self.position.is_main
 
     @property
     def distributed(self) -> bool:
-        return self.launch.distributed
+        return self.position.distributed
 
     def describe(self) -> str:
         """``world size 2, backend gloo`` for ``train.log``."""
@@ -157,25 +157,25 @@ class ProcessGroup:
 
 
 @contextmanager
-def process_group(launch: Launch, device: torch.device) -> Iterator[ProcessGroup]:
+def process_group(position: WorldPosition, device: torch.device) -> Iterator[ProcessGroup]:
     """Join torchrun's process group for the duration (gloo on CPU, nccl on CUDA with one GPU
     per local rank); on one process nothing is started. Call after the config is validated."""
-    if not launch.distributed:
-        yield ProcessGroup(launch, None, device)
+    if not position.distributed:
+        yield ProcessGroup(position, None, device)
         return
     backend = "nccl" if device.type == "cuda" else "gloo"
     if device.type == "cuda":
         gpus = torch.cuda.device_count()
-        if gpus < launch.local_world_size:  # every rank sees this: rank 0 reports it
+        if gpus < position.local_world_size:  # every rank sees this: rank 0 reports it
             raise UserError(
-                f"torchrun started {launch.local_world_size} processes on this node but only "
+                f"torchrun started {position.local_world_size} processes on this node but only "
                 f"{gpus} GPU(s) are visible; use --nproc-per-node={gpus} or device=cpu"
             )
-        torch.cuda.set_device(launch.local_rank)
-        device = torch.device("cuda", launch.local_rank)
+        torch.cuda.set_device(position.local_rank)
+        device = torch.device("cuda", position.local_rank)
     dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s()))
     try:
-        yield ProcessGroup(launch, backend, device)
+        yield ProcessGroup(position, backend, device)
     finally:
         dist.destroy_process_group()
 

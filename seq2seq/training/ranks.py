@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Launch:
+class WorldPosition:
     """Where this process sits in a torchrun launch (torchrun's ``RANK``, ``LOCAL_RANK``,
     ``WORLD_SIZE`` and ``LOCAL_WORLD_SIZE``); a plain ``python`` start is rank 0 of 1."""
 
@@ -19,7 +19,7 @@ class Launch:
     launched: bool = False  # started by torchrun or the elastic launcher (even as 1 of 1)
 
     @classmethod
-    def from_env(cls) -> Launch:
+    def from_env(cls) -> WorldPosition:
         env = os.environ
         return cls(
             rank=int(env.get("RANK", 0)),

@@ -14,7 +14,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from seq2seq.training.distributed import GradientAverage, ProcessGroup
-from seq2seq.training.ranks import Launch
+from seq2seq.training.ranks import WorldPosition
 from tests.helpers.models import tiny_model, toy_batch
 
 WORLD_SIZE = 2
@@ -33,7 +33,7 @@ def _gradients(model: torch.nn.Module, seed: int, average) -> list[torch.Tensor]
 def _rank(rank: int, store: str, out: str) -> None:
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=2)
-    launch = Launch(rank, rank, WORLD_SIZE, WORLD_SIZE, launched=True)
+    launch = WorldPosition(rank, rank, WORLD_SIZE, WORLD_SIZE, launched=True)
     group = ProcessGroup(launch, "gloo", torch.device("cpu"))
     try:
         results = {}
