@@ -186,19 +186,3 @@ def test_bad_input_under_torchrun_says_it_once_and_fails(toy_corpus, tmp_path, o
     assert result.returncode != 0
     assert result.stderr.count(message) == 1, result.stderr[-3000:]
     assert not (tmp_path / "multirun").exists()  # no sweep folder from any rank
-
-
-def test_the_gradient_average_equals_ddps_bit_for_bit(tmp_path) -> None:
-    """:class:`GradientAverage` (what training runs) against PyTorch's DDP (the reference),
-    two processes from different weights on different batches: rank 0's weights on both,
-    then every averaged gradient equal to the bit."""
-    out = tmp_path / "parity.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.helpers.gradient_parity", str(out)],
-        cwd=REPO, env=script_env(), capture_output=True, text=True, timeout=PROCESS_TIMEOUT,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    for attention, result in json.loads(out.read_text()).items():
-        assert result["weights"], attention
-        assert all(result["gradients"]), (attention, result["gradients"])
-        assert result["nonzero"], attention

@@ -17,7 +17,7 @@ from seq2seq.errors import UserError
 from seq2seq.evaluation.scoring import sequence_loss
 from seq2seq.model import Seq2Seq
 from seq2seq.model.decoder import gru_cell, predicted_tokens
-from seq2seq.model.encoder import Encoder
+from seq2seq.model.encoder import Encoder, rename_one_gru_weights
 from seq2seq.model.search import beam_search, greedy_decode
 from tests.helpers.models import model_for, tiny_spec, toy_batch
 
@@ -255,31 +255,49 @@ def test_summary_lists_parameter_counts():
 
 @pytest.mark.parametrize(("layers", "bidirectional"), [(1, True), (2, True), (2, False)])
 def test_the_encoder_equals_a_gru_over_packed_sequences(layers: int, bidirectional: bool):
-    """Each direction over the padded batch (the backward one reversed within each length)
-    gives the packed computation's outputs, final states and gradients."""
+    """Each direction over the padded batch (the right-to-left one reversed within each
+    length) gives the outputs, final states and gradients of one ``nn.GRU`` of the same
+    weights over packed sequences."""
     spec = tiny_spec(
         "additive", embed_size=6, hidden_size=5, dropout=0.0, bidirectional=bidirectional
     )
     encoder = Encoder(replace(spec, encoder_layers=layers)).eval()
+    reference = torch.nn.GRU(6, 5, num_layers=layers, bidirectional=bidirectional, batch_first=True)
+    as_encoder = {  # the one GRU's weight names -> the encoder's
+        rename_one_gru_weights({f"encoder.rnn.{name}": None}).popitem()[0]: name
+        for name, _ in reference.named_parameters()
+    }
+    weights = dict(encoder.named_parameters(prefix="encoder"))
+    reference.load_state_dict({name: weights[ours] for ours, name in as_encoder.items()})
     src, lengths, _, _ = toy_batch()
 
     def packed_reference() -> tuple[torch.Tensor, torch.Tensor]:
         embedded = encoder.embedding(src)
         packed = pack_padded_sequence(embedded, lengths, batch_first=True, enforce_sorted=False)
-        outputs, final = encoder.rnn(packed)
+        outputs, final = reference(packed)
         outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.size(1))
         return outputs, final[-encoder.directions :].transpose(0, 1).flatten(1)
+
+    def gradients() -> dict[str, torch.Tensor]:
+        """Each encoder weight's gradient, wherever the run computed it."""
+        named = dict(encoder.named_parameters(prefix="encoder"))
+        named.update({ours: getattr(reference, name) for ours, name in as_encoder.items()})
+        named.update(
+            {n: p for n, p in encoder.named_parameters(prefix="encoder") if p.grad is not None}
+        )
+        return {n: p.grad.clone() for n, p in named.items() if p.grad is not None}
 
     results = []
     for run in (packed_reference, lambda: encoder(src, lengths)):
         encoder.zero_grad()
+        reference.zero_grad()
         outputs, final = run()
         (outputs.square().sum() + final.sum()).backward()
-        grads = {n: p.grad.clone() for n, p in encoder.named_parameters()}
-        results.append((outputs, final, grads))
+        results.append((outputs, final, gradients()))
     (ref_out, ref_final, ref_grads), (out, final, grads) = results
     torch.testing.assert_close(out, ref_out, atol=1e-6, rtol=1e-5)
     torch.testing.assert_close(final, ref_final, atol=1e-6, rtol=1e-5)
     assert (out[1, 5:] == 0).all() and (out[4, 1:] == 0).all()  # exact zeros past the end
+    assert set(grads) == set(ref_grads) == set(weights)
     for name, grad in grads.items():
         torch.testing.assert_close(grad, ref_grads[name], atol=1e-5, rtol=1e-4, msg=name)

@@ -29,6 +29,7 @@ from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.files import writing
 from seq2seq.model import ModelSpec
+from seq2seq.model.encoder import rename_one_gru_weights
 from seq2seq.model.names import ModelKind
 from seq2seq.model.networks import Network, build_network
 from seq2seq.runtime import resolve_device
@@ -71,8 +72,11 @@ class Checkpoint:
     @classmethod
     def from_dict(cls, payload: dict[str, Any]) -> Checkpoint:
         """The inverse of :meth:`to_dict`; extra keys are ignored, optional ones (added
-        later, with a default) may be missing."""
-        return cls(**{f.name: payload[f.name] for f in fields(cls) if f.name in payload})
+        later, with a default) may be missing, and an earlier encoder's weight names are
+        today's (:func:`~seq2seq.model.encoder.rename_one_gru_weights`)."""
+        checkpoint = cls(**{f.name: payload[f.name] for f in fields(cls) if f.name in payload})
+        checkpoint.model = rename_one_gru_weights(checkpoint.model)
+        return checkpoint
 
 
 # Entries every checkpoint holds (the fields without a default).

@@ -3,10 +3,7 @@ parameters counted on torch's ``meta`` device, against what ``/proc/meminfo`` sa
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
-from torch.overrides import TorchFunctionMode
 
 from seq2seq.errors import UserError
 from seq2seq.model.networks import build_network
@@ -18,33 +15,10 @@ TRAINING_BYTES_PER_PARAMETER = 4 * 4
 GIB = 1 << 30
 
 
-class _ParametersOnMeta(TorchFunctionMode):
-    """Modules built inside it get their parameters on torch's ``meta`` device (shapes, no
-    storage): ``torch.empty`` without a device, which is how ``nn`` modules allocate them,
-    allocates there, and ``normal_`` leaves a meta tensor as it is (there is nothing to
-    draw). Everything else runs as usual on the CPU, small buffers included (the
-    Transformer's position table).
-
-    Not ``with torch.device("meta")``: on that device PyTorch computes some steps (an
-    embedding's ``normal_``, ``arange`` and arithmetic on it) through Python references that
-    import ``torch._dynamo``, about 2 s of a process's start (``tests/test_adam.py`` checks
-    that building the model does not)."""
-
-    def __torch_function__(self, func, types, args=(), kwargs=None) -> Any:
-        kwargs = kwargs or {}
-        if func is torch.empty and kwargs.get("device") is None:
-            kwargs = {**kwargs, "device": "meta"}
-        elif func is torch.Tensor.normal_ and args[0].is_meta:
-            return args[0]
-        elif func is torch.nn.init.normal_ and kwargs["tensor"].is_meta:
-            return kwargs["tensor"]
-        return func(*args, **kwargs)
-
-
 def count_parameters(spec: ModelSpec) -> int:
     """The number of parameters of the model ``spec`` describes, counted without allocating
-    them (:class:`_ParametersOnMeta`)."""
-    with _ParametersOnMeta():
+    them: built on torch's ``meta`` device (shapes, no storage)."""
+    with torch.device("meta"):
         model = build_network(spec)
     return sum(p.numel() for p in model.parameters())
 

@@ -30,7 +30,6 @@ from seq2seq.model.names import AttentionType, ModelKind
 from seq2seq.model.networks import Network, build_network
 from seq2seq.model.tanh import resolve as resolve_tanh
 from seq2seq.runtime import resolve_device, seed_everything, set_threads
-from seq2seq.training.adam import Adam
 from seq2seq.training.checkpointing import check_same_corpus, resume_point
 from seq2seq.training.distributed import ProcessGroup
 from seq2seq.training.guidance import AlignmentGuide
@@ -135,16 +134,16 @@ def build_model(spec: ModelSpec, model: ModelConfig, device: torch.device) -> Ne
     return network.to(device)
 
 
-def build_optimizer(network: torch.nn.Module, train: TrainConfig) -> Adam:
+def build_optimizer(network: torch.nn.Module, train: TrainConfig) -> torch.optim.Adam:
     """Adam at ``train.lr`` (the schedule scales it) with β = (0.9, ``train.adam_beta2``)."""
-    return Adam(network.parameters(), lr=train.lr, betas=(0.9, train.adam_beta2))
+    return torch.optim.Adam(network.parameters(), lr=train.lr, betas=(0.9, train.adam_beta2))
 
 
 @dataclass
 class TrainingParts:
     """What :class:`~seq2seq.training.trainer.Trainer` trains with."""
 
-    optimizer: Adam
+    optimizer: torch.optim.Adam
     schedule: Schedule
     guide: AlignmentGuide
     updater: Updater

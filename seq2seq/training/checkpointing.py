@@ -18,7 +18,6 @@ from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.model import ModelSpec
 from seq2seq.model.checkpoint import Checkpoint, load_checkpoint
-from seq2seq.training.adam import Adam
 from seq2seq.training.resume import frozen_differences
 from seq2seq.training.schedule import Schedule
 from seq2seq.training.state import TrainState
@@ -31,7 +30,7 @@ def make_checkpoint(
     *,
     rng: dict[str, Any],
     model: torch.nn.Module,
-    optimizer: Adam,
+    optimizer: torch.optim.Optimizer,
     schedule: Schedule,
     state: TrainState,
     spec: ModelSpec,

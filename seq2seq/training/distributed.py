@@ -1,5 +1,5 @@
 """One training run on several processes: data parallelism over ``torch.distributed``
-(:class:`GradientAverage` averages what DistributedDataParallel would), started by torchrun.
+(PyTorch's ``DistributedDataParallel``, :func:`data_parallel`), started by torchrun.
 
 On one machine (gloo on CPU; nccl on CUDA, one GPU per local rank)::
 
@@ -48,6 +48,7 @@ from typing import TypeVar
 
 import torch
 import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
 
 from seq2seq.errors import UserError
 from seq2seq.training.ranks import WorldPosition
@@ -189,48 +190,13 @@ def shard(indices: Sequence[int], rank: int, world_size: int) -> tuple[list[int]
     return (own, 1.0) if own else (list(indices[:1]), 0.0)
 
 
-class GradientAverage:
-    """The gradients of ``model`` averaged over the ranks after each backward pass: what
-    PyTorch's ``DistributedDataParallel`` does for this trainer, to the bit, without its
-    wrapper (whose constructor and forward import ``torch._dynamo``: about 2 s of start-up on
-    every rank of a slow machine, for nothing this project uses).
-
-    As DDP does: rank 0's parameters and buffers are broadcast once at construction, and each
-    gradient is multiplied by ``1 / world_size`` as it is copied into a flat buffer, which is
-    summed over the ranks (one all-reduce) and copied back. DDP splits that buffer into 25 MB
-    buckets and overlaps their all-reduces with the backward pass; one all-reduce after it
-    is as fast here (the default model, two processes: 120 updates in 28.0 / 28.6 s against
-    DDP's 28.1 / 28.8 s, runs alternated; see docs/performance.md).
-    ``tests/test_distributed.py`` checks the result equals DDP's bit for bit.
-    """
-
-    def __init__(self, model: torch.nn.Module, group: ProcessGroup) -> None:
-        self.parameters = [p for p in model.parameters() if p.requires_grad]
-        self.scale = 1.0 / group.world_size
-        with torch.no_grad():
-            for tensor in (*model.parameters(), *model.buffers()):
-                dist.broadcast(tensor, src=0)
-
-    def __call__(self) -> None:
-        """Average every parameter's ``.grad`` over the ranks, in place (a parameter the
-        backward pass did not reach counts as a zero gradient and gets one)."""
-        for param in self.parameters:
-            if param.grad is None:
-                param.grad = torch.zeros_like(param)
-        grads = [param.grad for param in self.parameters]
-        flat = torch.cat([grad.reshape(-1) for grad in grads]).mul_(self.scale)
-        dist.all_reduce(flat, op=dist.ReduceOp.SUM)
-        offset = 0
-        for grad in grads:
-            grad.copy_(flat[offset : offset + grad.numel()].view_as(grad))
-            offset += grad.numel()
-
-
-def gradient_average(model: torch.nn.Module, group: ProcessGroup) -> Callable[[], None]:
-    """What to call after each backward pass: :class:`GradientAverage` on several processes,
-    nothing on one."""
-    return GradientAverage(model, group) if group.distributed else _nothing
-
-
-def _nothing() -> None:
-    pass
+def data_parallel(model: torch.nn.Module, group: ProcessGroup) -> torch.nn.Module:
+    """What each update runs forward: on several processes ``model`` inside PyTorch's
+    ``DistributedDataParallel`` (rank 0's weights broadcast once; the gradients averaged over
+    the ranks during backward), on one process ``model`` itself."""
+    if not group.distributed:
+        return model
+    device_ids = [group.device.index] if group.device.type == "cuda" else None
+    # the models' buffers are constants (the Transformer's position table), equal on every
+    # rank from construction: nothing to broadcast before each forward
+    return DistributedDataParallel(model, device_ids=device_ids, broadcast_buffers=False)

@@ -4,7 +4,7 @@ the finiteness check, backward, clipping, the optimizer step.
 Under data parallelism each process runs :meth:`Updater.update` on the same global batch: it
 takes its share of the pairs (:func:`~seq2seq.training.distributed.shard`) and divides each
 loss sum by the global normaliser over ``world_size`` (:mod:`seq2seq.training.objective`);
-that and the gradient average are all distribution changes. On one process the share is the
+that and DDP's gradient average are all distribution changes. On one process the share is the
 whole batch and ``world_size`` is 1.
 """
 
@@ -18,8 +18,7 @@ import torch
 from torch import Tensor, nn
 
 from seq2seq.data.batching import ParallelDataset
-from seq2seq.training.adam import Adam
-from seq2seq.training.distributed import ProcessGroup, gradient_average, shard
+from seq2seq.training.distributed import ProcessGroup, data_parallel, shard
 from seq2seq.training.objective import TRANSLATION, Objective
 
 
@@ -52,15 +51,15 @@ class StepResult:
 class Updater:
     """Updates ``model`` with ``optimizer`` on global batches; one per trainer.
 
-    ``model``'s parameters are clipped and stepped; on several processes their gradients are
-    averaged over the processes (:class:`~seq2seq.training.distributed.GradientAverage`)
-    between the backward pass and the clipping.
+    ``model``'s parameters are clipped and stepped; on several processes the forward pass runs
+    through ``DistributedDataParallel`` (:func:`~seq2seq.training.distributed.data_parallel`),
+    whose backward averages the gradients over the processes before the clipping.
     """
 
     def __init__(
         self,
         model: nn.Module,
-        optimizer: Adam,
+        optimizer: torch.optim.Optimizer,
         objective: Objective,
         group: ProcessGroup,
         *,
@@ -68,7 +67,7 @@ class Updater:
         teacher_forcing: float,
     ) -> None:
         self.model = model
-        self.average_gradients = gradient_average(model, group)
+        self.forward = data_parallel(model, group)
         self.optimizer = optimizer
         self.objective = objective
         self.group = group
@@ -91,7 +90,7 @@ class Updater:
             own, gold=objective.needs_weights, possible_weight=objective.guide.possible_weight
         ).to(device)
         self.model.train()
-        logits, weights = self.model(
+        logits, weights = self.forward(
             batch.src,
             batch.src_lengths,
             batch.src_mask,
@@ -113,7 +112,6 @@ class Updater:
             return result
         self.optimizer.zero_grad()
         self._objective(sums, normalizers, objective.weights(step)).backward()
-        self.average_gradients()
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip))
         self.optimizer.step()
         return StepResult(losses, grad_norm, tokens)
