@@ -26,12 +26,10 @@ from seq2seq.evaluation.scoring import sequence_loss
 from seq2seq.model import ModelSpec, Seq2Seq
 from seq2seq.training.tblog import NullLogger
 from seq2seq.training.trainer import Trainer
-from tests.helpers.models import same_model
+from tests.helpers.models import same_model, spec_of
 
 # E=2, H=2, unidirectional (K=2), one layer, A=2, V=3; B=1, S=2, T=1, 2 encoder steps.
-HAND_SPEC = ModelSpec(
-    src_vocab_size=5, tgt_vocab_size=3, embed_size=2, hidden_size=2, bidirectional=False
-)
+HAND_SPEC = spec_of(5, 3, embed_size=2, hidden_size=2, bidirectional=False)
 HAND_SHAPE = BatchShape(batch=1, src_len=2, tgt_len=1, src_tokens=2)
 HAND_COMMON = {
     "encoder": 96,  # 2 steps · (2·E·3H = 24 input + 2·H·3H = 24 hidden)
@@ -119,7 +117,7 @@ def test_flop_counter_mode_sees_the_fused_recurrence(default_trainer: Trainer) -
     from FlopCounterMode: it counts what the plain autograd loop counts, within 1%."""
     batch = default_trainer.train_set.collate(default_trainer.sampler.batches()[0])
     counts = {}
-    for recurrence in ("fused", "value_gates"):
+    for recurrence in ("fused", "textbook"):
         model = same_model(default_trainer.model, recurrence).train()
 
         def step(model: Seq2Seq = model) -> None:
@@ -127,7 +125,7 @@ def test_flop_counter_mode_sees_the_fused_recurrence(default_trainer: Trainer) -
             sequence_loss(logits, batch.tgt_out).backward()
 
         counts[recurrence] = flop_counter_total(step)
-    assert counts["fused"] == pytest.approx(counts["value_gates"], rel=0.01)
+    assert counts["fused"] == pytest.approx(counts["textbook"], rel=0.01)
 
 
 def test_flops_from_the_sampler_order_equal_a_tally_of_the_steps_fit_ran(

@@ -5,11 +5,11 @@ from __future__ import annotations
 import torch
 
 from seq2seq.analysis.bench.reference import TutorialSeq2Seq
-from seq2seq.model import ModelSpec
+from tests.helpers.models import spec_of
 
 
 def test_tutorial_reference_shapes_and_masking() -> None:
-    spec = ModelSpec(src_vocab_size=7, tgt_vocab_size=6, embed_size=4, hidden_size=5, dropout=0)
+    spec = spec_of(7, 6, embed_size=4, hidden_size=5, dropout=0)
     model = TutorialSeq2Seq(spec).eval()
     src = torch.tensor([[4, 5, 3, 0, 0], [6, 3, 0, 0, 0]])
     logits = model(src, src != 0, torch.tensor([[2, 4, 5], [2, 5, 0]]))

@@ -24,7 +24,7 @@ from seq2seq.model.checkpoint import (
     save_checkpoint,
 )
 from tests.helpers.bad_input import failing_with, full_disk_open, plant_code
-from tests.helpers.models import tiny_model
+from tests.helpers.models import spec_of, tiny_model
 
 
 def damaged_copies(original: bytes) -> dict[str, bytes]:
@@ -132,12 +132,11 @@ def test_weights_that_do_not_fit_the_spec_name_the_tensor_and_both_shapes():
 
 @pytest.mark.parametrize("stored_kind", ["rnn", "transformer"])
 def test_weights_of_one_network_kind_under_the_other_say_so(stored_kind: str):
-    from seq2seq.model.spec import ModelSpec
     from seq2seq.model.transformer import Transformer
 
     stored = small_checkpoint()
     if stored_kind == "transformer":
-        spec = ModelSpec(
+        spec = spec_of(
             20, 25, kind="transformer", attention="multihead", num_heads=2, hidden_size=16,
             ff_size=32, encoder_layers=1, decoder_layers=1,
         )  # fmt: skip

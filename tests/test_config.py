@@ -9,10 +9,10 @@ import dataclasses
 import pytest
 from omegaconf import OmegaConf
 
+from seq2seq.choices import AttentionType
 from seq2seq.config.schema import Config, to_plain
 from seq2seq.data.config import DataConfig
 from seq2seq.errors import UserError
-from seq2seq.model.names import AttentionType
 from seq2seq.training.stopping import planned_updates
 from tests.helpers.config import compose_config, compose_raw
 from tests.helpers.runs import REPO, run_script

@@ -1,6 +1,6 @@
-"""The teacher-forced Bahdanau recurrences: exact gradients of the fused one, parity of all three
-(the textbook step loop, the value-gates loop, the fused node) for every attention, and which
-one runs when."""
+"""The teacher-forced Bahdanau recurrence's two paths: exact gradients of the fused node, its
+parity with the textbook step loop for every attention (values, weights, every gradient), and
+which path runs when."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import math
 import pytest
 import torch
 
-import seq2seq.model.decoder as decoder_module
-from seq2seq.model.context import ProjectedContext, ValueGates
-from seq2seq.model.fused_recurrence import FusedBahdanauRecurrence
-from seq2seq.model.scorers import ADDITIVE_SCORERS, DotScorer, MultiHeadScorer
+from seq2seq.model.attention import masked_softmax
+from seq2seq.model.fused import FusedRecurrence
+from seq2seq.model.fused.mixers import ProjectedContext, ValueGates
+from seq2seq.model.fused.recurrence import FusedBahdanauRecurrence, masked_softmax_into
+from seq2seq.model.fused.scorers import ADDITIVE_SCORERS, DotScorer, MultiHeadScorer
 from tests.helpers.models import same_model, tiny_model, toy_batch
 
 B, T_T, T_S, H = 3, 4, 5, 3
@@ -85,71 +86,64 @@ def run(model, seed: int = 5) -> tuple[torch.Tensor, torch.Tensor | None, dict]:
 
 
 # (attention, bidirectional, tanh form): dot projects the query only when the sizes differ;
-# the fused additive recurrence computes tanh in either form (seq2seq.model.tanh)
+# the fused additive recurrence computes tanh in either form (seq2seq.model.fused.tanh)
 VARIANTS = [
     ("additive", True, "tanh"), ("additive", True, "sigmoid"), ("dot", True, "tanh"),
     ("dot", False, "tanh"), ("multihead", True, "tanh"), ("none", True, "tanh"),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("recurrence", ["value_gates", "fused"])
 @pytest.mark.parametrize(("attention", "bidirectional", "tanh"), VARIANTS)
-def test_every_recurrence_equals_the_textbook_step_loop(attention, bidirectional, tanh, recurrence):
-    """Dropout 0: the step loop draws a mask per step, the others one per batch."""
-    reference = tiny_model(
-        attention, bidirectional=bidirectional, tanh=tanh, recurrence="steps"
+def test_the_fused_recurrence_equals_the_textbook_step_loop(attention, bidirectional, tanh):
+    """Values 1e-6 apart at most, gradients to float rounding (dropout 0: the step loop draws
+    a mask per step, the fused path one per batch)."""
+    textbook = tiny_model(
+        attention, bidirectional=bidirectional, tanh=tanh, recurrence="textbook"
     ).train()
-    fast = same_model(reference, recurrence)
-    ref_logits, ref_weights, ref_grads = run(reference)
-    logits, weights, grads = run(fast)
-    torch.testing.assert_close(logits, ref_logits, atol=1e-5, rtol=1e-5)
+    fused = same_model(textbook, "fused")
+    ref_logits, ref_weights, ref_grads = run(textbook)
+    logits, weights, grads = run(fused)
+    torch.testing.assert_close(logits, ref_logits, atol=1e-6, rtol=1e-5)
     if attention != "none":
         assert weights is not None and weights.shape == ref_weights.shape
-        torch.testing.assert_close(weights, ref_weights, atol=1e-5, rtol=1e-5)
-    assert grads.keys() == ref_grads.keys() == dict(fast.named_parameters()).keys()
+        torch.testing.assert_close(weights, ref_weights, atol=1e-6, rtol=1e-5)
+    assert grads.keys() == ref_grads.keys() == dict(fused.named_parameters()).keys()
     for name, grad in grads.items():
         torch.testing.assert_close(grad, ref_grads[name], atol=1e-5, rtol=1e-4, msg=name)
 
 
-@pytest.mark.parametrize(("attention", "bidirectional", "tanh"), VARIANTS)
-def test_fused_and_value_gates_agree_with_dropout(attention, bidirectional, tanh):
-    """Both draw one dropout mask per batch: with dropout on they still agree."""
-    loop = tiny_model(
-        attention, bidirectional=bidirectional, tanh=tanh, dropout=0.1, recurrence="value_gates"
-    )
-    loop.train()
-    fused = same_model(loop, "fused")
-    (loop_logits, _, loop_grads), (fused_logits, _, fused_grads) = run(loop), run(fused)
-    torch.testing.assert_close(fused_logits, loop_logits, atol=1e-5, rtol=1e-5)
-    for name, grad in fused_grads.items():
-        torch.testing.assert_close(grad, loop_grads[name], atol=1e-5, rtol=1e-4, msg=name)
+def test_the_fused_softmax_is_the_textbook_one():
+    scores = torch.randn(B, HEADS, T_S, generator=torch.Generator().manual_seed(2))
+    mask = MASK.unsqueeze(1)
+    out = torch.empty_like(scores)
+    assert torch.equal(masked_softmax_into(scores, mask, ~mask, out), masked_softmax(scores, mask))
 
 
 @pytest.fixture
 def fused_calls(monkeypatch) -> list[str]:
-    """Records each use of the fused recurrence by the decoder."""
+    """Records each run of the fused recurrence (the attention it ran for)."""
     calls: list[str] = []
-    fused = decoder_module.fused_bahdanau_recurrence
+    fused = FusedRecurrence.__call__
 
-    def counting(*args, **kwargs):
-        calls.append(type(args[-1]).__name__)
-        return fused(*args, **kwargs)
+    def counting(self, *args, **kwargs):
+        calls.append(type(args[3]).__name__)
+        return fused(self, *args, **kwargs)
 
-    monkeypatch.setattr(decoder_module, "fused_bahdanau_recurrence", counting)
+    monkeypatch.setattr(FusedRecurrence, "__call__", counting)
     return calls
 
 
 @pytest.mark.parametrize("attention", ["additive", "dot", "multihead"])
-def test_fused_path_runs_only_while_training_with_full_teacher_forcing(attention, fused_calls):
+def test_the_fused_path_runs_with_full_teacher_forcing_only(attention, fused_calls):
     model = tiny_model(attention).train()
     batch = toy_batch()
     model(*batch)
-    assert len(fused_calls) == 1
-    with torch.no_grad():
+    with torch.no_grad():  # validation's teacher-forced loss too
         model(*batch)
-    model(*batch, teacher_forcing=0.5)
-    same_model(model, "value_gates")(*batch)
-    assert len(fused_calls) == 1
+    assert len(fused_calls) == 2
+    model(*batch, teacher_forcing=0.5)  # scheduled sampling: the textbook loop
+    same_model(model, "textbook")(*batch)
+    assert len(fused_calls) == 2
 
 
 @pytest.mark.parametrize(("attention", "decoder"), [("none", "bahdanau"), ("additive", "luong")])
@@ -160,14 +154,9 @@ def test_no_attention_and_luong_keep_their_own_path(attention, decoder, fused_ca
     assert fused_calls == []
 
 
-def test_the_decoder_says_which_recurrence_runs():
-    model = tiny_model("additive", recurrence="fused").train()
-    memory, _ = model.encode(*toy_batch()[:3])
-    assert model.decoder.recurrence(memory) == "fused"
-    with torch.no_grad():
-        assert model.decoder.recurrence(memory) == "value_gates"
-    assert same_model(model, "steps").decoder.recurrence(memory) == "steps"
-    with pytest.raises(ValueError, match="recurrence='fast'"):
+def test_an_unknown_recurrence_is_refused():
+    assert tiny_model("additive").decoder.recurrence == "fused"
+    with pytest.raises(ValueError, match="'fast' is not a valid Recurrence"):
         tiny_model("additive", recurrence="fast")
 
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from seq2seq.config.choices import AlignmentSchedule
+from seq2seq.choices import AlignmentSchedule
 from seq2seq.config.compose import load_config
 from seq2seq.data.batching import ParallelDataset, gold_distribution
 from seq2seq.data.corpus import Pair
@@ -122,7 +122,7 @@ def test_the_fused_recurrence_passes_the_same_gradients_through_its_weights(
     to the readout's), so guidance needs no fallback: it matches the textbook step loop."""
     model, dataset = build(attention, "bahdanau")
     fused = guided_grads(model, dataset)
-    plain = guided_grads(same_model(model, "steps"), dataset)
+    plain = guided_grads(same_model(model, "textbook"), dataset)
     assert fused.keys() == plain.keys()
     for name in fused:
         torch.testing.assert_close(fused[name], plain[name], msg=name)

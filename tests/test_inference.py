@@ -10,7 +10,7 @@ import torch
 from seq2seq.data.vocab import SPECIALS, Vocab
 from seq2seq.evaluation.inference import TrainedRun
 from seq2seq.model import Seq2Seq
-from seq2seq.model.spec import ModelSpec
+from tests.helpers.models import spec_of
 
 SPECIAL_WORDS = ["<pad>", "<bos>", "<eos>"]
 
@@ -19,7 +19,7 @@ def tiny_run(tmp_path: Path) -> TrainedRun:
     src_vocab = Vocab.build([["我", "爱", "中国"]])
     tgt_vocab = Vocab.build([["I", "love", "China"]])
     torch.manual_seed(0)
-    spec = ModelSpec(len(src_vocab), len(tgt_vocab), embed_size=4, hidden_size=4, dropout=0.0)
+    spec = spec_of(len(src_vocab), len(tgt_vocab), embed_size=4, hidden_size=4, dropout=0.0)
     config = {"data": {"char_level_src": False}}
     return TrainedRun(tmp_path, Seq2Seq(spec).eval(), src_vocab, tgt_vocab, config, 10)
 

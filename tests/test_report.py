@@ -17,7 +17,7 @@ from seq2seq.data.vocab import Vocab
 from seq2seq.evaluation.report import evaluate_run
 from seq2seq.model import Seq2Seq
 from seq2seq.model.checkpoint import Checkpoint, save_checkpoint
-from seq2seq.model.spec import ModelSpec
+from tests.helpers.models import spec_of
 from tests.helpers.runs import write_toy_corpus
 
 
@@ -26,7 +26,7 @@ def write_run(run_dir: Path, data_dir: str) -> None:
     train = read_tsv(Path(data_dir) / "train.tsv")
     src_vocab = Vocab.build(p.src for p in train)
     tgt_vocab = Vocab.build(p.tgt for p in train)
-    spec = ModelSpec(len(src_vocab), len(tgt_vocab), embed_size=4, hidden_size=4, dropout=0.0)
+    spec = spec_of(len(src_vocab), len(tgt_vocab), embed_size=4, hidden_size=4, dropout=0.0)
     torch.manual_seed(0)
     config = to_plain(Config())
     config["data"].update(name="tsv", dir=data_dir, synthetic=False)

@@ -9,9 +9,8 @@ import torch
 from seq2seq.errors import UserError
 from seq2seq.model import Seq2Seq
 from seq2seq.model.memory import check_fits_in_memory, count_parameters
-from seq2seq.model.spec import ModelSpec
 from seq2seq.runtime import resolve_device
-from tests.helpers.models import tiny_spec
+from tests.helpers.models import spec_of, tiny_spec
 
 
 def visible_gpus(monkeypatch, count: int, mps: bool = False) -> None:
@@ -61,13 +60,13 @@ def test_a_command_line_option_is_named_as_typed(monkeypatch):
 def test_parameters_are_counted_without_allocating_them():
     spec = tiny_spec("multihead")
     assert count_parameters(spec) == sum(p.numel() for p in Seq2Seq(spec).parameters())
-    huge = ModelSpec(30, 30, hidden_size=100_000)  # about 100 GB of float32 weights
+    huge = spec_of(30, 30, hidden_size=100_000)  # about 100 GB of float32 weights
     assert count_parameters(huge) > 10**10
 
 
 def test_a_model_too_large_for_the_memory_is_one_line_saying_how_much_it_needs(monkeypatch):
     gib = 1 << 30
-    spec = ModelSpec(30, 30, hidden_size=20_000)
+    spec = spec_of(30, 30, hidden_size=20_000)
     needed = 16 * count_parameters(spec)
     monkeypatch.setattr("seq2seq.model.memory.available_memory", lambda: 20 * gib)
     with pytest.raises(UserError) as caught:
@@ -86,7 +85,7 @@ def test_a_model_that_fits_or_an_unknown_memory_passes(monkeypatch):
     monkeypatch.setattr("seq2seq.model.memory.available_memory", lambda: 1 << 30)
     check_fits_in_memory(tiny_spec())
     monkeypatch.setattr("seq2seq.model.memory.available_memory", lambda: None)
-    check_fits_in_memory(ModelSpec(30, 30, hidden_size=100_000))
+    check_fits_in_memory(spec_of(30, 30, hidden_size=100_000))
 
 
 def test_available_memory_reads_meminfo():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from seq2seq.config.choices import LrSchedule
+from seq2seq.choices import LrSchedule
 from seq2seq.training.schedule import SCHEDULES, LinearSchedule, PlateauSchedule, build_schedule
 from seq2seq.training.stopping import planned_updates
 from tests.helpers.config import compose_config

@@ -11,7 +11,7 @@ from seq2seq.data.synthetic.grammar import Grammar
 from seq2seq.data.vocab import Vocab
 from seq2seq.evaluation.scoring import attention_scores, evaluate
 from seq2seq.model import Seq2Seq
-from seq2seq.model.spec import ModelSpec
+from tests.helpers.models import spec_of
 
 
 def test_best_head_is_picked_on_the_selection_split_and_reported_on_this_one() -> None:
@@ -22,8 +22,8 @@ def test_best_head_is_picked_on_the_selection_split_and_reported_on_this_one() -
     src_vocab = Vocab.build(p.src for p in valid + test)
     tgt_vocab = Vocab.build(p.tgt for p in valid + test)
     torch.manual_seed(0)
-    spec = ModelSpec(
-        len(src_vocab), len(tgt_vocab), "multihead", embed_size=16, hidden_size=16,
+    spec = spec_of(
+        len(src_vocab), len(tgt_vocab), attention="multihead", embed_size=16, hidden_size=16,
         dropout=0.0, num_heads=4,
     )  # fmt: skip
     model = Seq2Seq(spec).eval()

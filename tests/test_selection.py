@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from seq2seq.config.choices import SelectionRule
+from seq2seq.choices import SelectionRule
 from seq2seq.config.schema import TrainConfig
 from seq2seq.evaluation.summary import ValidationRecord
 from seq2seq.training.selection import SELECTION_RULES, is_better

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from seq2seq.choices import TanhForm
 from seq2seq.errors import UserError
-from seq2seq.model import tanh
 from seq2seq.model.checkpoint import Checkpoint, load_checkpoint
-from seq2seq.model.names import TanhForm
-from seq2seq.model.scorers import ADDITIVE_SCORERS
+from seq2seq.model.fused import tanh
+from seq2seq.model.fused.scorers import ADDITIVE_SCORERS
 from seq2seq.training.checkpointing import LAST
 from seq2seq.training.trainer import Trainer
 from tests.helpers.config import compose_config
@@ -62,13 +62,13 @@ def test_a_run_keeps_its_form_through_checkpoint_and_resume(
     overrides = (*TINY_OVERRIDES, f"data.dir={toy_corpus}", "attention=additive")
     run = tmp_path / "run"
     first = Trainer(compose_config(*overrides, "model.tanh=auto"), run)
-    assert first.spec.tanh == "sigmoid" and first.model.attention.tanh_form == "sigmoid"
+    assert first.spec.tanh == "sigmoid" and first.model.decoder.fused.tanh == "sigmoid"
     first._save(first._rng_record(), LAST)
     assert load_checkpoint(run / "checkpoints" / LAST).model_spec["tanh"] == "sigmoid"
 
     monkeypatch.setattr(tanh, "measure", lambda: (TanhForm.tanh, {}))  # would pick tanh now
     resumed = Trainer(compose_config(*overrides, "model.tanh=auto", "resume=true"), run)
-    assert resumed.spec.tanh == "sigmoid" and resumed.model.attention.tanh_form == "sigmoid"
+    assert resumed.spec.tanh == "sigmoid" and resumed.model.decoder.fused.tanh == "sigmoid"
     assert not home.exists()
 
     with pytest.raises(UserError, match=r"cannot resume: model.tanh is 'auto' in the checkpoint"):

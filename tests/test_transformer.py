@@ -19,6 +19,7 @@ from seq2seq.model.transformer import (
     causal_mask,
     sinusoidal_positions,
 )
+from tests.helpers.models import spec_of
 
 SIZE, HEADS, INNER = 16, 4, 32
 
@@ -29,7 +30,7 @@ def tiny_spec(**changes) -> ModelSpec:
         hidden_size=SIZE, num_heads=HEADS, ff_size=INNER, encoder_layers=2, decoder_layers=2,
         dropout=0.0, max_positions=64,
     )  # fmt: skip
-    return ModelSpec(**{**fields, **changes})
+    return spec_of(**{**fields, **changes})
 
 
 def padded_batch(generator: torch.Generator, lengths: list[int], vocab: int, width: int):
@@ -221,5 +222,5 @@ def test_memory_of_every_layer_is_reordered_like_any_memory(model: Transformer) 
     src, src_mask = padded_batch(generator, [4, 2], 30, 4)
     memory, state = model.encode(src, src_mask.sum(1), src_mask)
     assert isinstance(memory, Memory)
-    assert memory.scores_from.shape == (2, 2, HEADS, 4, SIZE // HEADS)
+    assert memory.keys.shape == (2, 2, HEADS, 4, SIZE // HEADS)
     assert state.index_select(0, torch.tensor([1, 1, 0])).keys.shape[0] == 3

@@ -16,8 +16,8 @@ from seq2seq.analysis.bench.flops import BatchShape, flop_counter_total, train_f
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.evaluation.extract import ALL_LAYERS, extract_attention_weights
 from seq2seq.evaluation.inference import TrainedRun
-from seq2seq.model.spec import ModelSpec
 from seq2seq.model.transformer import Transformer
+from tests.helpers.models import spec_of
 from tests.helpers.runs import run_script
 
 
@@ -80,7 +80,7 @@ def test_every_layers_cross_attention_can_be_extracted(tiny_run, toy_corpus: Pat
 
 
 def test_the_flop_count_is_what_pytorch_counts_for_a_transformer() -> None:
-    spec = ModelSpec(
+    spec = spec_of(
         40, 30, kind="transformer", attention="multihead", num_heads=4, hidden_size=32,
         ff_size=64, encoder_layers=2, decoder_layers=3, dropout=0.0,
     )  # fmt: skip

@@ -2,11 +2,11 @@
 one conversion from Hydra's composed config into them (:func:`to_config`).
 
 Hydra merges ``conf/`` into these, so a typo'd key, a value of the wrong type or a choice
-outside its enum (the registries' names: :mod:`seq2seq.model.names`,
-:mod:`seq2seq.training.names`) fails before training with Hydra's message. Each section checks
-its own ranges and combinations when it is built (``__post_init__``), :class:`Config` those
-across sections, each as one :class:`UserError` line. Past the command everything takes these
-dataclasses — each part of the code its own section — never Hydra's ``DictConfig``.
+outside its enum (the registries' names: :mod:`seq2seq.choices`) fails before training with
+Hydra's message. Each section checks its own ranges and combinations when it is built
+(``__post_init__``), :class:`Config` those across sections, each as one :class:`UserError`
+line. Past the command everything takes these dataclasses — each part of the code its own
+section — never Hydra's ``DictConfig``.
 
 Every field's ``help`` text is the reference documentation of that option, and its default is
 *the* default: the files in ``conf/`` set only what differs from it (a test holds them to
@@ -25,19 +25,22 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from seq2seq.config.choices import AlignmentSchedule, LrSchedule, SelectionRule
+from seq2seq.choices import (
+    AlignmentSchedule,
+    AttentionType,
+    DecoderArrangement,
+    InitScheme,
+    LrSchedule,
+    ModelKind,
+    Recurrence,
+    SelectionRule,
+    TanhForm,
+    variant_name,
+)
 from seq2seq.config.help import options_help
 from seq2seq.data.config import DataConfig
 from seq2seq.errors import UserError
 from seq2seq.machine import DEVICE_NAMES, DEVICE_PATTERN, usable_cores
-from seq2seq.model.names import (
-    AttentionType,
-    DecoderArrangement,
-    InitScheme,
-    ModelKind,
-    TanhForm,
-    variant_name,
-)
 from seq2seq.options import at_least, check, option
 
 
@@ -77,12 +80,19 @@ class ModelConfig:
         "over time steps) or bahdanau (attend from the previous state and feed the context "
         "into the GRU; a step loop). Attention none ignores it.",
     )
+    recurrence: Recurrence = option(
+        Recurrence.fused,
+        "How the Bahdanau decoder runs teacher forcing: fused (its step loop as one autograd "
+        "node with a hand-written backward, seq2seq/model/fused/; faster) or textbook "
+        "(BahdanauDecoder.step in a Python loop under autograd: the reference the fused one is "
+        "tested equal to). The same model either way; a run may resume with the other.",
+    )
     tanh: TanhForm = option(
         TanhForm.auto,
-        "How additive attention's energies compute tanh in the training recurrence: tanh, or "
-        "sigmoid (2σ(2x) − 1, equal to float rounding and faster on some CPUs); auto times "
-        "both at the start of the run and takes the faster (CUDA: tanh). The form is recorded "
-        "in train.log and the checkpoint, and a resumed run keeps it.",
+        "How the fused recurrence computes additive attention's tanh: tanh, or sigmoid "
+        "(2σ(2x) − 1, equal to float rounding and faster on some CPUs); auto times both at "
+        "the start of the run and takes the faster (CUDA: tanh). The form is recorded in "
+        "train.log and the checkpoint, and a resumed run keeps it.",
     )
 
     def __post_init__(self) -> None:
@@ -355,7 +365,7 @@ def register_configs() -> None:
     the resolver ``--help`` renders the options with (:mod:`seq2seq.config.help`),
     ``${seq2seq_cores:}`` (the CPU cores this process may use: a sweep's parallel jobs),
     ``${seq2seq_variant:${model.kind},${attention.type}}`` (what a run folder is named after:
-    :func:`~seq2seq.model.names.variant_name`), and
+    :func:`~seq2seq.choices.variant_name`), and
     ``${seq2seq_repo:data/tatoeba/cmn-eng.txt.xz}``: a path inside this repository, made
     absolute, so the corpora shipped with it are found from any working directory (the
     paths a user gives, e.g. ``data.path=...``, stay relative to the working directory)."""

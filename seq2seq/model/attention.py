@@ -1,7 +1,8 @@
-"""Attention mechanisms behind one masked interface.
+"""Attention mechanisms behind one masked interface, as the article writes them.
 
-Every mechanism turns a decoder *query* and the encoder outputs (*keys*, which are also the
-values) into a *context* vector and the attention *weights*:
+Every mechanism turns a decoder *query* and the encoder outputs (the *keys*, which are also the
+*values*) into attention *weights* — where the query looks — and a *context* vector — what it
+reads there, the weights' average of the values:
 
     step:     query (B, D_q), keys (B, T_s, D_k), mask (B, T_s)
               -> context (B, D_k), weights (B, heads, T_s)
@@ -11,14 +12,11 @@ values) into a *context* vector and the attention *weights*:
 ``mask`` is True for real tokens. Masked positions get exactly 0 weight, the real ones sum to 1,
 and a row without any real token gets all-zero weights and a zero context (never NaN).
 
-Work that depends only on the keys (e.g. Bahdanau's ``U_a k``) is done once per batch by
-:meth:`Attention.prepare`; the decoder then calls :meth:`Attention.attend` at every step.
-
-Every mechanism with weights makes its context linearly from them, ``context = α · U + b``
-over the (heads · T_s) positions: :meth:`Attention.context_mixer` says how a linear map of the
-context (a decoder's input projection) is best computed from the weights at each step (see
-:mod:`seq2seq.model.context`), and :meth:`Attention.context_from_weights` makes the contexts of
-all steps at once.
+The two halves are two methods, :meth:`Attention.weights` (score the keys, normalise over the
+real positions) and :meth:`Attention.read` (the context from the weights), and
+:meth:`Attention.attend` is the one composed of them. Work that depends only on the keys (e.g.
+Bahdanau's ``U_a k``) is done once per batch by :meth:`Attention.prepare`; the decoder then
+calls :meth:`Attention.attend` at every step.
 """
 
 from __future__ import annotations
@@ -30,8 +28,7 @@ from typing import ClassVar, NamedTuple
 import torch
 from torch import Tensor, nn
 
-from seq2seq.model.context import Mixer, ProjectedContext, ValueGates
-from seq2seq.model.names import ATTENTION_NAMES
+from seq2seq.choices import ATTENTION_NAMES
 from seq2seq.model.shapes import expect
 from seq2seq.model.spec import ModelSpec
 
@@ -39,34 +36,29 @@ from seq2seq.model.spec import ModelSpec
 class Memory(NamedTuple):
     """What an attention mechanism keeps of the encoder outputs for a whole batch.
 
-    scores_from: what queries are compared with, e.g. projected keys (B, T_s, A) or
-                 per-head keys (B, heads, T_s, d); ``None`` for :class:`NoAttention`
-    values:      what the context is averaged from, (B, T_s, D_k) or (B, heads, T_s, d);
-                 for :class:`NoAttention`, the fixed context (B, D_k)
-    mask:        (B, T_s) bool, True = real token; or (B, T_q, T_s), what each query may see
-                 (multi-head self-attention: padding and the causal mask together)
+    keys:   what queries are compared with: the keys (B, T_s, D_k), projected keys (B, T_s, A)
+            or per-head keys (B, heads, T_s, d); ``None`` for :class:`NoAttention`
+    values: what the context is averaged from, (B, T_s, D_k) or (B, heads, T_s, d); for
+            :class:`NoAttention`, the fixed context (B, D_k)
+    mask:   (B, T_s) bool, True = real token; or (B, T_q, T_s), what each query may see
+            (multi-head self-attention: padding and the causal mask together)
     """
 
-    scores_from: Tensor | None
+    keys: Tensor | None
     values: Tensor
     mask: Tensor
 
 
-def masked_softmax(
-    scores: Tensor, mask: Tensor, *, unmasked: Tensor | None = None, out: Tensor | None = None
-) -> Tensor:
+def masked_softmax(scores: Tensor, mask: Tensor) -> Tensor:
     """Softmax over the last axis with masked positions at exactly 0.
 
     scores: (..., T_s); mask: bool, broadcastable to ``scores``, True = real token.
-    A row with no real token comes out all zeros instead of NaN: filling with the
-    dtype's lowest finite value (not -inf) keeps the softmax finite, and multiplying by
-    the mask zeroes such a row. A step loop passes ``unmasked`` (``~mask``, made once) and
-    ``out`` (where the weights go) to save two operator calls per step.
+    A row with no real token comes out all zeros instead of NaN: filling with the dtype's
+    lowest finite value (not -inf) keeps the softmax finite, and multiplying by the mask
+    zeroes such a row.
     """
-    filled = scores.masked_fill(
-        ~mask if unmasked is None else unmasked, torch.finfo(scores.dtype).min
-    )
-    return torch.mul(torch.softmax(filled, dim=-1), mask, out=out)
+    filled = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(filled, dim=-1) * mask
 
 
 class Attention(nn.Module, ABC):
@@ -83,30 +75,20 @@ class Attention(nn.Module, ABC):
         """keys (B, T_s, D_k), mask (B, T_s) -> :class:`Memory`."""
 
     @abstractmethod
-    def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor | None]:
-        """query (B, T_q, D_q) -> context (B, T_q, D_k), weights (B, heads, T_q, T_s)."""
+    def weights(self, query: Tensor, memory: Memory) -> Tensor:
+        """Where each query looks: query (B, T_q, D_q) -> weights (B, heads, T_q, T_s)."""
+
+    @abstractmethod
+    def read(self, weights: Tensor, memory: Memory) -> Tensor:
+        """What the weights read: weights (B, heads, T_q, T_s) -> context (B, T_q, D_k)."""
 
     def attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor | None]:
         """Step form for query (B, D_q), sequence form for query (B, T_q, D_q)."""
-        if query.dim() == 3:
-            return self._attend(query, memory)
-        context, weights = self._attend(query.unsqueeze(1), memory)
-        return context.squeeze(1), None if weights is None else weights.squeeze(2)
-
-    def step_weights(self, query: Tensor, memory: Memory) -> Tensor:
-        """Step form, weights only: query (B, D_q) -> (B, heads, T_s)."""
-        weights = self._attend(query.unsqueeze(1), memory)[1]
-        assert weights is not None, f"{type(self).__name__} has no weights"
-        return weights.squeeze(2)
-
-    def context_mixer(self, memory: Memory, weight: Tensor) -> tuple[Mixer, Tensor | None]:
-        """How ``weight`` (out, D_k) times this batch's context is made from a step's weights
-        (B, heads·T_s), and its constant part (B, out) or None: ``W c = mixer(α) + bias``."""
-        raise NotImplementedError(f"{type(self).__name__} has no weights")
-
-    def context_from_weights(self, weights: Tensor, memory: Memory) -> Tensor:
-        """All steps' contexts from their weights: (B, heads, T_q, T_s) -> (B, T_q, D_k)."""
-        raise NotImplementedError(f"{type(self).__name__} has no weights")
+        if query.dim() == 2:
+            context, weights = self.attend(query.unsqueeze(1), memory)
+            return context.squeeze(1), None if weights is None else weights.squeeze(2)
+        weights = self.weights(query, memory)
+        return self.read(weights, memory), weights
 
     def forward(self, query: Tensor, keys: Tensor, mask: Tensor) -> tuple[Tensor, Tensor | None]:
         """The module on its own: query (B, D_q) or (B, T_q, D_q), keys (B, T_s, D_k), mask
@@ -155,9 +137,16 @@ class NoAttention(Attention):
         final = final * mask.any(dim=1, keepdim=True)
         return Memory(None, final, mask)
 
-    def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, None]:
-        context = memory.values.unsqueeze(1).expand(-1, query.size(1), -1)
-        return context, None
+    def weights(self, query: Tensor, memory: Memory) -> Tensor:
+        raise TypeError("the fixed-vector baseline has no attention weights")
+
+    def read(self, weights: Tensor, memory: Memory) -> Tensor:
+        raise TypeError("the fixed-vector baseline reads no weights")
+
+    def attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, None]:
+        if query.dim() == 2:
+            return memory.values, None
+        return memory.values.unsqueeze(1).expand(-1, query.size(1), -1), None
 
 
 class SingleHeadAttention(Attention):
@@ -165,53 +154,33 @@ class SingleHeadAttention(Attention):
 
     num_heads = 1
 
-    @abstractmethod
-    def _weights(self, query: Tensor, memory: Memory) -> Tensor:
-        """query (B, T_q, D_q) -> weights (B, T_q, T_s)."""
-
-    def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor]:
-        weights = self._weights(query, memory)
-        return weights @ memory.values, weights.unsqueeze(1)
-
-    def step_weights(self, query: Tensor, memory: Memory) -> Tensor:
-        return self._weights(query.unsqueeze(1), memory)  # (B, 1, T_s)
-
-    def context_mixer(self, memory: Memory, weight: Tensor) -> tuple[Mixer, Tensor | None]:
-        return ValueGates(memory.values @ weight.t()), None  # c = α V: W c = α (V Wᵀ)
-
-    def context_from_weights(self, weights: Tensor, memory: Memory) -> Tensor:
-        return weights.squeeze(1) @ memory.values  # the weighted average
+    def read(self, weights: Tensor, memory: Memory) -> Tensor:
+        return weights.squeeze(1) @ memory.values  # c = Σ_j α_j k_j: (B, T_q, D_k)
 
 
 class AdditiveAttention(SingleHeadAttention):
     """Bahdanau attention: ``score(q, k) = v_aᵀ tanh(W_a q + U_a k)``; sizes may differ."""
 
-    def __init__(
-        self, query_dim: int, key_dim: int, hidden_size: int, tanh_form: str = "tanh"
-    ) -> None:
+    def __init__(self, query_dim: int, key_dim: int, hidden_size: int) -> None:
         super().__init__()
         self.context_size = key_dim
-        # How the fused training recurrence computes tanh (seq2seq.model.tanh); this textbook
-        # path always uses torch.tanh, which the two forms equal to float32 rounding.
-        self.tanh_form = tanh_form
         self.query_layer = nn.Linear(query_dim, hidden_size, bias=True)  # W_a
         self.key_layer = nn.Linear(key_dim, hidden_size, bias=False)  # U_a
         self.energy_layer = nn.Linear(hidden_size, 1, bias=False)  # v_a
 
     @classmethod
     def build(cls, query_dim: int, key_dim: int, spec: ModelSpec) -> AdditiveAttention:
-        return cls(query_dim, key_dim, spec.attention_hidden_size or spec.hidden_size, spec.tanh)
+        return cls(query_dim, key_dim, spec.attention_hidden_size or spec.hidden_size)
 
     def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
         return Memory(self.key_layer(keys), keys, mask)  # U_a k: (B, T_s, A), once per batch
 
-    def _weights(self, query: Tensor, memory: Memory) -> Tensor:
-        """query (B, T_q, D_q) -> weights (B, T_q, T_s)."""
-        assert memory.scores_from is not None
-        projected_query = self.query_layer(query).unsqueeze(2)  # (B, T_q, 1, A)
-        energy = torch.tanh(projected_query + memory.scores_from.unsqueeze(1))  # (B, T_q, T_s, A)
-        scores = self.energy_layer(energy).squeeze(-1)  # (B, T_q, T_s)
-        return masked_softmax(scores, memory.mask.unsqueeze(1))
+    def weights(self, query: Tensor, memory: Memory) -> Tensor:
+        assert memory.keys is not None
+        projected_query = self.query_layer(query).unsqueeze(2)  # W_a q: (B, T_q, 1, A)
+        energy = torch.tanh(projected_query + memory.keys.unsqueeze(1))  # (B, T_q, T_s, A)
+        scores = self.energy_layer(energy).squeeze(-1)  # v_aᵀ energy: (B, T_q, T_s)
+        return masked_softmax(scores, memory.mask.unsqueeze(1)).unsqueeze(1)
 
 
 class ScaledDotProductAttention(SingleHeadAttention):
@@ -232,13 +201,12 @@ class ScaledDotProductAttention(SingleHeadAttention):
     def prepare(self, keys: Tensor, mask: Tensor) -> Memory:
         return Memory(keys, keys, mask)
 
-    def _weights(self, query: Tensor, memory: Memory) -> Tensor:
-        """query (B, T_q, D_q) -> weights (B, T_q, T_s)."""
-        assert memory.scores_from is not None
+    def weights(self, query: Tensor, memory: Memory) -> Tensor:
+        assert memory.keys is not None
         if self.query_layer is not None:
             query = self.query_layer(query)
-        scores = (query @ memory.scores_from.transpose(1, 2)) * self.scale  # (B, T_q, T_s)
-        return masked_softmax(scores, memory.mask.unsqueeze(1))
+        scores = (query @ memory.keys.transpose(1, 2)) * self.scale  # (B, T_q, T_s)
+        return masked_softmax(scores, memory.mask.unsqueeze(1)).unsqueeze(1)
 
 
 class MultiHeadAttention(Attention):
@@ -274,36 +242,18 @@ class MultiHeadAttention(Attention):
             self._split_heads(self.key_layer(keys)), self._split_heads(self.value_layer(keys)), mask
         )
 
-    def _weights(self, query: Tensor, memory: Memory) -> Tensor:
-        """query (B, T_q, D_q) -> weights (B, h, T_q, T_s)."""
-        assert memory.scores_from is not None
+    def weights(self, query: Tensor, memory: Memory) -> Tensor:
+        assert memory.keys is not None
         heads_query = self._split_heads(self.query_layer(query))  # (B, h, T_q, d)
-        scores = (heads_query @ memory.scores_from.transpose(2, 3)) * self.scale  # (B, h, T_q, T_s)
+        scores = (heads_query @ memory.keys.transpose(2, 3)) * self.scale  # (B, h, T_q, T_s)
         return masked_softmax(scores, _per_query(memory.mask).unsqueeze(1))
 
-    def _attend(self, query: Tensor, memory: Memory) -> tuple[Tensor, Tensor]:
-        weights = self._weights(query, memory)
+    def read(self, weights: Tensor, memory: Memory) -> Tensor:
         heads_context = weights @ memory.values  # (B, h, T_q, d)
         context = self.output_layer(heads_context.transpose(1, 2).flatten(2))  # (B, T_q, D_k)
         # W^O's bias must not leak into a row that sees no real token
         has_real = _per_query(memory.mask).any(dim=-1, keepdim=True)  # (B, 1 or T_q, 1)
-        return context * has_real, weights
-
-    def step_weights(self, query: Tensor, memory: Memory) -> Tensor:
-        return self._weights(query.unsqueeze(1), memory).squeeze(2)  # (B, h, T_s)
-
-    def context_mixer(self, memory: Memory, weight: Tensor) -> tuple[Mixer, Tensor | None]:
-        """``W (W^O concat_h(α_h V_h) + b) = (W W^O) concat_h(α_h V_h) + W b``: the heads'
-        contexts per step through one combined (out, h·d) matrix; the bias only where the row
-        has a real token."""
-        has_real = memory.mask.any(dim=1, keepdim=True)  # (B, 1)
-        bias = (self.output_layer.bias @ weight.t()) * has_real
-        return ProjectedContext(memory.values, weight @ self.output_layer.weight), bias
-
-    def context_from_weights(self, weights: Tensor, memory: Memory) -> Tensor:
-        heads_context = weights @ memory.values  # (B, h, T_q, d)
-        context = self.output_layer(heads_context.transpose(1, 2).flatten(2))  # (B, T_q, D_k)
-        return context * memory.mask.any(dim=1)[:, None, None]
+        return context * has_real
 
 
 def _per_query(mask: Tensor) -> Tensor:

@@ -25,12 +25,12 @@ from typing import Any
 
 import torch
 
+from seq2seq.choices import ModelKind
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.files import writing
 from seq2seq.model import ModelSpec
 from seq2seq.model.encoder import rename_one_gru_weights
-from seq2seq.model.names import ModelKind
 from seq2seq.model.networks import Network, build_network
 from seq2seq.runtime import resolve_device
 

@@ -1,15 +1,14 @@
-"""A GRU encoder–decoder in which attention is the only moving part.
-
-Encoder: embedding + (bi)GRU on packed sequences, so padding never reaches the outputs or
-the final state. Decoder, in one of two arrangements (``model.decoder``):
+"""The GRU decoder, in which attention is the only moving part, in one of two arrangements
+(``model.decoder``):
 
 - ``luong`` (Luong et al. 2015, no input feeding): the GRU reads the target words only and
   attention runs from its new state, so training needs no Python loop over time steps;
 - ``bahdanau`` (Bahdanau et al. 2015; the default): attend from the previous state and feed
   the context into the GRU, so the attention steers the recurrence, at the price of a step
-  loop; it ends more exact on long sentences (README, "The attention interface").
+  loop; it ends more exact on long sentences (docs/model.md).
 
-Both read state, context and the previous word's embedding in the output layer.
+Both read state, context and the previous word's embedding in the output layer. (The encoder
+is :mod:`seq2seq.model.encoder`.)
 """
 
 from __future__ import annotations
@@ -19,11 +18,10 @@ from abc import ABC, abstractmethod
 import torch
 from torch import Tensor, nn
 
+from seq2seq.choices import DECODER_TYPES, Recurrence
 from seq2seq.data.vocab import Vocab
 from seq2seq.model.attention import Attention, Memory
-from seq2seq.model.fused_recurrence import fused_bahdanau_recurrence
-from seq2seq.model.names import DECODER_TYPES
-from seq2seq.model.scorers import fused_scorer
+from seq2seq.model.fused import FusedRecurrence
 from seq2seq.model.shapes import expect
 from seq2seq.model.spec import ModelSpec
 
@@ -164,43 +162,21 @@ class BahdanauDecoder(Decoder):
     over the steps. Without attention the context is fixed and one GRU call runs all steps
     (the Cho et al. 2014 baseline, whatever ``model.decoder`` says).
 
-    Teacher forcing runs one of three recurrences, chosen in :meth:`recurrence` alone:
-
-    - ``"steps"``: the textbook, :meth:`step` in a loop — the reference the others must equal;
-    - ``"value_gates"``: since the context is linear in the weights (``c_t = α_t U + b``),
-      what depends on the batch alone is hoisted out of the loop (:meth:`Attention.context_mixer`:
-      for one head the values projected into gate space once per batch) and the output layer
-      runs once after it;
-    - ``"fused"``: the same loop as one autograd node with a hand-written backward
-      (:mod:`seq2seq.model.fused_recurrence`), while training, for the mechanisms it covers.
-
-    ``recurrence`` at construction is the fastest one allowed: ``"fused"`` (the default) falls
-    back to ``"value_gates"`` where it does not apply, which falls back to ``"steps"``.
+    Teacher forcing runs one of two recurrences (``recurrence``, chosen in
+    :meth:`_forward_teacher_forced` alone): ``textbook``, :meth:`step` in a loop under autograd,
+    or ``fused`` (the default), the same loop as one node with a hand-written backward
+    (:mod:`seq2seq.model.fused`), which the tests hold equal to the textbook. Scheduled
+    sampling (``teacher_forcing < 1``) always runs the textbook loop.
     """
 
     arrangement = "bahdanau"
-    RECURRENCES = ("steps", "value_gates", "fused")
 
-    def __init__(self, spec: ModelSpec, attention: Attention, recurrence: str = "fused") -> None:
+    def __init__(
+        self, spec: ModelSpec, attention: Attention, recurrence: str = Recurrence.fused
+    ) -> None:
         super().__init__(spec, attention, spec.embed_size + attention.context_size)
-        if recurrence not in self.RECURRENCES:
-            raise ValueError(f"recurrence={recurrence!r}: choose one of {self.RECURRENCES}")
-        self.allowed = recurrence
-
-    def recurrence(self, memory: Memory) -> str:
-        """The recurrence teacher forcing runs now: the fastest one :attr:`allowed` that
-        applies (the fused one only while training, i.e. with gradients: without a graph the
-        value-gates loop is as fast)."""
-        order = self.RECURRENCES[: self.RECURRENCES.index(self.allowed) + 1]
-        if (
-            "fused" in order
-            and torch.is_grad_enabled()
-            and fused_scorer(self.attention, memory) is not None
-        ):
-            return "fused"
-        if "value_gates" in order and self.attention.has_weights:
-            return "value_gates"
-        return "steps"
+        self.recurrence = Recurrence(recurrence)
+        self.fused = FusedRecurrence(spec.tanh) if self.recurrence == Recurrence.fused else None
 
     def _context_gates(self, context: Tensor) -> Tensor:
         """The context half of ``W_ih x``: (B, [T,] D_k) -> (B, [T,] 3H)."""
@@ -223,35 +199,21 @@ class BahdanauDecoder(Decoder):
             contexts = memory.values.unsqueeze(1).expand(-1, tgt_in.size(1), -1)  # (B, T_t, D_k)
             states, _ = self.rnn(torch.cat([embedded, contexts], dim=-1), state.unsqueeze(0))
             return self.readout(states, contexts, embedded), None
-        recurrence = self.recurrence(memory)
-        if recurrence == "steps":
-            return self._step_loop(tgt_in, memory, state, keep_weights)
+        if self.fused is None or not self.fused.covers(self.attention):
+            return self._step_loop(tgt_in, memory, state, keep_weights)  # the textbook
         embedded = self.dropout(self.embedding(tgt_in))  # (B, T_t, E)
-        input_gates = self._input_gates(embedded)  # (B, T_t, 3H), all steps at once
-        context_weight = self.rnn.weight_ih_l0[:, self.embed_size :]  # W_c (3H, D_k)
-        mixer, bias_gates = self.attention.context_mixer(memory, context_weight)  # per batch
-        if bias_gates is not None:
-            input_gates = input_gates + bias_gates.unsqueeze(1)
-        weight_hh, bias_hh = self.rnn.weight_hh_l0, self.rnn.bias_hh_l0
-        if recurrence == "fused":
-            all_states, flat_weights = fused_bahdanau_recurrence(
-                input_gates, state, mixer, memory, weight_hh, bias_hh, self.attention
-            )  # (B, T_t, H), (B, T_t, h·T_s)
-        else:
-            states, step_weights = [], []
-            # Split once: indexing [:, t] inside the loop would make backward add a
-            # zero-padded (B, T_t, 3H) gradient per step (quadratic in T_t).
-            for gates_x in input_gates.unbind(1):
-                weights = self.attention.step_weights(state, memory).flatten(1)  # (B, h·T_s)
-                state = gru_cell(gates_x + mixer.gates(weights), state, weight_hh, bias_hh)
-                states.append(state)
-                step_weights.append(weights)
-            all_states, flat_weights = torch.stack(states, 1), torch.stack(step_weights, 1)
-        batch, steps = flat_weights.shape[:2]
-        weights = flat_weights.view(batch, steps, self.attention.num_heads, -1).transpose(1, 2)
-        contexts = self.attention.context_from_weights(weights, memory)  # all steps at once
-        logits = self.readout(all_states, contexts, embedded)  # the output layer, once
-        return logits, weights if keep_weights else None  # weights (B, heads, T_t, T_s)
+        states, weights = self.fused(
+            self._input_gates(embedded),  # (B, T_t, 3H), all steps at once
+            state,
+            memory,
+            self.attention,
+            self.rnn.weight_ih_l0[:, self.embed_size :],  # W_c (3H, D_k)
+            self.rnn.weight_hh_l0,
+            self.rnn.bias_hh_l0,
+        )  # (B, T_t, H), (B, heads, T_t, T_s)
+        contexts = self.attention.read(weights, memory)  # all steps' contexts at once
+        logits = self.readout(states, contexts, embedded)  # the output layer, once
+        return logits, weights if keep_weights else None
 
 
 class LuongDecoder(Decoder):
@@ -286,10 +248,12 @@ class LuongDecoder(Decoder):
         return self.readout(states, contexts, embedded), weights if keep_weights else None
 
 
-def build_decoder(spec: ModelSpec, attention: Attention, recurrence: str = "fused") -> Decoder:
+def build_decoder(
+    spec: ModelSpec, attention: Attention, recurrence: str = Recurrence.fused
+) -> Decoder:
     """The decoder arrangement ``spec.decoder`` names; without attention, always the
-    fixed-context baseline (there is no attention to arrange). ``recurrence``: the fastest
-    teacher-forced recurrence the Bahdanau arrangement may use (see :class:`BahdanauDecoder`)."""
+    fixed-context baseline (there is no attention to arrange). ``recurrence``: how the
+    Bahdanau arrangement runs teacher forcing (see :class:`BahdanauDecoder`)."""
     if spec.decoder not in DECODER_TYPES:
         raise ValueError(f"unknown decoder {spec.decoder!r}; choose one of {DECODER_TYPES}")
     if spec.decoder == "luong" and attention.has_weights:

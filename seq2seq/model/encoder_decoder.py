@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from seq2seq.choices import Recurrence
 from seq2seq.model import parts as parts_table
 from seq2seq.model.attention import Attention, Memory, build_attention
 from seq2seq.model.decoder import build_decoder
@@ -16,12 +17,12 @@ from seq2seq.model.spec import ModelSpec
 class Seq2Seq(nn.Module):
     """Encoder, bridge, attention and decoder; built from a :class:`ModelSpec`.
 
-    ``recurrence`` chooses how fast the Bahdanau decoder may run teacher forcing (``"fused"``,
-    the default; ``"value_gates"``; ``"steps"``, the textbook loop): the same model computed
-    three ways, which the tests hold equal (see :class:`~seq2seq.model.decoder.BahdanauDecoder`).
+    ``recurrence`` chooses how the Bahdanau decoder runs teacher forcing (``fused``, the
+    default, or ``textbook``): the same model computed two ways, which the tests hold equal
+    (see :class:`~seq2seq.model.decoder.BahdanauDecoder`).
     """
 
-    def __init__(self, spec: ModelSpec, recurrence: str = "fused") -> None:
+    def __init__(self, spec: ModelSpec, recurrence: str = Recurrence.fused) -> None:
         super().__init__()
         self.spec = spec
         self.encoder = Encoder(spec)

@@ -16,7 +16,7 @@ import math
 import torch
 from torch import nn
 
-from seq2seq.model.names import INIT_SCHEMES
+from seq2seq.choices import INIT_SCHEMES
 
 
 def _xavier_per_gate(weight: torch.Tensor, gates: int = 3) -> None:

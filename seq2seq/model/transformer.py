@@ -31,11 +31,11 @@ import math
 import torch
 from torch import Tensor, nn
 
+from seq2seq.choices import ModelKind
 from seq2seq.data.vocab import Vocab
 from seq2seq.model import parts as parts_table
 from seq2seq.model.attention import Memory, MultiHeadAttention
 from seq2seq.model.decoder_cache import DecoderCache
-from seq2seq.model.names import ModelKind
 from seq2seq.model.shapes import expect
 from seq2seq.model.spec import ModelSpec
 
@@ -200,9 +200,9 @@ class TransformerDecoder(nn.Module):
         weights = None
         for index, layer in enumerate(self.layers):
             new = layer.own_memory(y, torch.ones_like(prev, dtype=torch.bool).unsqueeze(1))
-            assert new.scores_from is not None
+            assert new.keys is not None
             # this token's keys and values after the prefix's; attend over both, (B, h, t+1, d)
-            state.keys[:, index, :, position] = new.scores_from[:, :, 0]
+            state.keys[:, index, :, position] = new.keys[:, :, 0]
             state.values[:, index, :, position] = new.values[:, :, 0]
             prefix = Memory(
                 state.keys[:, index, :, : position + 1],
@@ -224,8 +224,8 @@ class TransformerDecoder(nn.Module):
 
 def layer_memory(memory: Memory, index: int) -> Memory:
     """Layer ``index``'s cross-attention memory out of the stacked (B, L, h, T_s, d) one."""
-    assert memory.scores_from is not None
-    return Memory(memory.scores_from[:, index], memory.values[:, index], memory.mask)
+    assert memory.keys is not None
+    return Memory(memory.keys[:, index], memory.values[:, index], memory.mask)
 
 
 class TransformerEncoder(nn.Module):
@@ -315,7 +315,7 @@ class Transformer(nn.Module):
         # Stored layer by layer and seen batch first: each layer's (B, h, T_s, d) slice is then
         # contiguous, so its attention's batched products read it in place at every step.
         memory = Memory(
-            torch.stack([p.scores_from for p in prepared]).transpose(0, 1),  # type: ignore[misc]
+            torch.stack([p.keys for p in prepared]).transpose(0, 1),  # type: ignore[misc]
             torch.stack([p.values for p in prepared]).transpose(0, 1),
             src_mask,
         )

@@ -18,17 +18,17 @@ from typing import Any
 
 import torch
 
+from seq2seq.choices import AttentionType, ModelKind
 from seq2seq.config.schema import AttentionConfig, Config, ModelConfig, TrainConfig, to_plain
 from seq2seq.data.batching import ParallelDataset, RunData
 from seq2seq.data.loading import Corpus, load_corpus
 from seq2seq.errors import UserError
 from seq2seq.model import ModelSpec
 from seq2seq.model.checkpoint import Checkpoint
+from seq2seq.model.fused.tanh import resolve as resolve_tanh
 from seq2seq.model.init import initialize
 from seq2seq.model.memory import check_fits_in_memory
-from seq2seq.model.names import AttentionType, ModelKind
 from seq2seq.model.networks import Network, build_network
-from seq2seq.model.tanh import resolve as resolve_tanh
 from seq2seq.runtime import resolve_device, seed_everything, set_threads
 from seq2seq.training.checkpointing import check_same_corpus, resume_point
 from seq2seq.training.distributed import ProcessGroup
@@ -80,7 +80,11 @@ def build_run(config: Config, ckpt_dir: Path, group: ProcessGroup | None = None)
         if saved is not None
         else group.from_main(lambda: resolve_tanh(config.model.tanh, device))
     )
-    spec = model_spec(config.model, config.attention, corpus, tanh)
+    if config.model.kind == ModelKind.transformer:
+        check_positions(config.model.max_positions, corpus)
+    spec = model_spec(
+        config.model, config.attention, len(corpus.src_vocab), len(corpus.tgt_vocab), tanh
+    )
     model = build_model(spec, config.model, device)
     data = RunData.of(corpus, config.train.batch_size, config.seed, group.rank, group.world_size)
     total_steps = planned_updates(config.train, len(data.sampler))
@@ -89,26 +93,36 @@ def build_run(config: Config, ckpt_dir: Path, group: ProcessGroup | None = None)
 
 
 def model_spec(
-    model: ModelConfig, attention: AttentionConfig, corpus: Corpus, tanh: str
+    model: ModelConfig,
+    attention: AttentionConfig,
+    src_vocab_size: int,
+    tgt_vocab_size: int,
+    tanh: str,
 ) -> ModelSpec:
-    """The model ``model`` and ``attention`` describe, sized to the corpus' vocabularies;
-    ``tanh``: the resolved form of ``model.tanh`` (:func:`seq2seq.model.tanh.resolve`)."""
-    shared = {
+    """The model ``model`` and ``attention`` describe, sized to the vocabularies: every field
+    of the spec from its config option (the one owner of its default); ``tanh``: the resolved
+    form of ``model.tanh`` (:func:`seq2seq.model.fused.tanh.resolve`)."""
+    from_model = {
         f.name: to_plain(getattr(model, f.name))
         for f in dataclasses.fields(ModelSpec)
-        if hasattr(model, f.name) and f.name != "tanh"
+        if f.name not in SPEC_FROM_ELSEWHERE
     }
-    if model.kind == ModelKind.transformer:
-        check_positions(model.max_positions, corpus)
     return ModelSpec(
-        src_vocab_size=len(corpus.src_vocab),
-        tgt_vocab_size=len(corpus.tgt_vocab),
-        attention=attention.type.value,
+        src_vocab_size=src_vocab_size,
+        tgt_vocab_size=tgt_vocab_size,
+        attention=AttentionType(attention.type).value,
         num_heads=attention.num_heads if attention.type == AttentionType.multihead else 1,
         attention_hidden_size=attention.hidden_size,
         tanh=str(tanh),
-        **shared,
+        **from_model,
     )
+
+
+#: The spec's fields that are not ``model.<name>`` options: the vocabularies', the attention
+#: section's and the resolved tanh form.
+SPEC_FROM_ELSEWHERE = (
+    "src_vocab_size", "tgt_vocab_size", "attention", "num_heads", "attention_hidden_size", "tanh",
+)  # fmt: skip
 
 
 def check_positions(max_positions: int, corpus: Corpus) -> None:
@@ -129,7 +143,7 @@ def build_model(spec: ModelSpec, model: ModelConfig, device: torch.device) -> Ne
     generator, on ``device``; its size checked before allocating (one line, not the
     allocator's)."""
     check_fits_in_memory(spec)
-    network = build_network(spec)
+    network = build_network(spec, model.recurrence)
     initialize(network, model.init)
     return network.to(device)
 

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from seq2seq.config.choices import AlignmentSchedule
+from seq2seq.choices import AlignmentSchedule
 from seq2seq.data.corpus import Pair
 
 log = logging.getLogger("seq2seq")

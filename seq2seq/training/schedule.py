@@ -5,7 +5,7 @@ on: :class:`LinearSchedule` is a ``LambdaLR`` stepped after every update,
 :class:`PlateauSchedule` a ``ReduceLROnPlateau`` stepped after every validation with its loss.
 The trainer tells a :class:`Schedule` about both events (:meth:`~Schedule.after_update`,
 :meth:`~Schedule.after_validation`); nothing else looks at ``train.lr_schedule``. Adding a
-schedule: a subclass here, its name in :class:`~seq2seq.config.choices.LrSchedule` and its
+schedule: a subclass here, its name in :class:`~seq2seq.choices.LrSchedule` and its
 entry in :data:`SCHEDULES` (checked complete at import).
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LambdaLR, LRScheduler, ReduceLROnPlateau
 
-from seq2seq.config.choices import LrSchedule
+from seq2seq.choices import LrSchedule
 from seq2seq.config.schema import TrainConfig
 
 

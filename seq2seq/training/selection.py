@@ -1,7 +1,7 @@
 """Which validated model is kept as ``best.pt`` (``train.select_best``).
 
 Each rule orders validation records by a key, larger is better; ties keep the earlier model.
-Adding a rule: its name in :class:`~seq2seq.config.choices.SelectionRule` and its entry in
+Adding a rule: its name in :class:`~seq2seq.choices.SelectionRule` and its entry in
 :data:`SELECTION_RULES` (checked complete at import).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from seq2seq.config.choices import SelectionRule
+from seq2seq.choices import SelectionRule
 from seq2seq.evaluation.summary import ValidationRecord
 
 SelectionKey = Callable[[ValidationRecord], tuple[float, ...]]

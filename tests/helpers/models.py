@@ -6,10 +6,31 @@ from collections.abc import Sequence
 
 import torch
 
+from seq2seq.config.schema import AttentionConfig, ModelConfig
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.corpus import Pair
 from seq2seq.data.vocab import Vocab
 from seq2seq.model import ModelSpec, Seq2Seq
+from seq2seq.training.build import model_spec
+
+#: The spec's fields that are options of the config's ``attention`` section.
+ATTENTION_OPTIONS = {
+    "attention": "type",
+    "num_heads": "num_heads",
+    "attention_hidden_size": "hidden_size",
+}
+
+
+def spec_of(src_vocab_size: int = 20, tgt_vocab_size: int = 25, **changes: object) -> ModelSpec:
+    """The spec a run makes from the config's defaults (:func:`seq2seq.training.build.model_spec`)
+    with ``changes``: ``model.<name>`` options by their names, ``attention`` (the type),
+    ``num_heads``, ``attention_hidden_size`` and ``tanh`` (a resolved form)."""
+    tanh = str(changes.pop("tanh", "tanh"))
+    attention = {
+        ATTENTION_OPTIONS[k]: changes.pop(k) for k in list(changes) if k in ATTENTION_OPTIONS
+    }
+    model = ModelConfig(**changes)  # type: ignore[arg-type]
+    return model_spec(model, AttentionConfig(**attention), src_vocab_size, tgt_vocab_size, tanh)  # type: ignore[arg-type]
 
 
 def tiny_spec(
@@ -27,8 +48,8 @@ def tiny_spec(
 ) -> ModelSpec:
     """A small :class:`ModelSpec`; multi-head attention gets 2 heads unless ``num_heads``."""
     heads = num_heads if num_heads is not None else (2 if attention == "multihead" else 1)
-    return ModelSpec(
-        src_vocab, tgt_vocab, attention, embed_size=embed_size, hidden_size=hidden_size,
+    return spec_of(
+        src_vocab, tgt_vocab, attention=attention, embed_size=embed_size, hidden_size=hidden_size,
         dropout=dropout, num_heads=heads, decoder=decoder, bidirectional=bidirectional, tanh=tanh,
     )  # fmt: skip
 

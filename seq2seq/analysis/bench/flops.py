@@ -17,7 +17,7 @@ softmax, masking), embedding look-ups, the loss or the optimizer. Where they dif
 - Backward: FlopCounterMode counts the products backward actually runs; :func:`train_flops`
   takes 3 × forward, so it also counts the gradients autograd skips because nothing needs
   them (toward the encoder's zero initial state: about 0.3% at the tiny sizes).
-- The fused Bahdanau recurrence (``seq2seq.model.fused_recurrence``) runs its forward under
+- The fused Bahdanau recurrence (``seq2seq.model.fused``) runs its forward under
   ``no_grad`` and its backward by hand; FlopCounterMode is a dispatch mode, so it sees those
   products too (measured: the fused and the autograd loop count within 1% of each other),
   and the cross-check runs the model as it trains, fused.

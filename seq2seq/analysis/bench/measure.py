@@ -21,6 +21,7 @@ import torch
 from seq2seq.analysis.bench.flops import BatchShape, flop_counter_total, train_flops
 from seq2seq.analysis.bench.processes import train_within
 from seq2seq.analysis.bench.reference import TutorialTrainer
+from seq2seq.choices import ModelKind, variant_name
 from seq2seq.config.compose import load_config
 from seq2seq.config.schema import Config
 from seq2seq.data.batching import BucketBatchSampler, ParallelDataset
@@ -28,7 +29,6 @@ from seq2seq.evaluation.scoring import translate_dataset
 from seq2seq.launch.processes import planned_processes
 from seq2seq.model import ModelSpec
 from seq2seq.model.checkpoint import load_checkpoint
-from seq2seq.model.names import ModelKind, variant_name
 from seq2seq.runtime import set_threads, synchronize
 from seq2seq.training.checkpointing import BEST, LAST
 from seq2seq.training.state import TrainState
@@ -40,7 +40,7 @@ TRANSFORMER_ROW = ModelKind.transformer.value
 
 def contestant_name(cfg: Config) -> str:
     """The row of the configured model: its attention, or :data:`TRANSFORMER_ROW`
-    (:func:`~seq2seq.model.names.variant_name`, which also names its run folder)."""
+    (:func:`~seq2seq.choices.variant_name`, which also names its run folder)."""
     return variant_name(cfg.model.kind, cfg.attention.type)
 
 

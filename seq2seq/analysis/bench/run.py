@@ -35,13 +35,12 @@ from seq2seq.analysis.bench.processes import (
     unavailable,
 )
 from seq2seq.analysis.bench.reference import TutorialSeq2Seq, TutorialTrainer
+from seq2seq.choices import DECODER_TYPES, ModelKind
 from seq2seq.config.compose import load_config
 from seq2seq.config.schema import Config
 from seq2seq.files import write_json
 from seq2seq.launch.processes import planned_processes
-from seq2seq.model import DECODER_TYPES
 from seq2seq.model.attention import ATTENTION_TYPES, has_weights
-from seq2seq.model.names import ModelKind
 from seq2seq.training.trainer import Trainer
 
 

@@ -14,10 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from seq2seq.analysis.compare.runs import Run
+from seq2seq.choices import ModelKind, variant_name
 from seq2seq.errors import UserError
 from seq2seq.evaluation.summary import RunSummary
 from seq2seq.model.attention import ATTENTION_TYPES, has_weights
-from seq2seq.model.names import ModelKind, variant_name
 
 #: The checkpoint training tested in runs made before ``test_checkpoint`` was recorded.
 LEGACY_TEST_CHECKPOINT = "best.pt"
@@ -139,7 +139,7 @@ def _order_key(attention: str, num_heads: int) -> tuple[int, str, int]:
 
 
 #: The decoder arrangement a Transformer run records (its own decoder layers), which is also
-#: its model kind: :func:`~seq2seq.model.names.variant_name` names the family from either.
+#: its model kind: :func:`~seq2seq.choices.variant_name` names the family from either.
 TRANSFORMER = ModelKind.transformer.value
 
 

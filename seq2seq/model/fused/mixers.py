@@ -1,8 +1,8 @@
 """How a Bahdanau step's context enters the GRU's gates, given the step's attention weights.
 
 The context is linear in the weights (``c = α U + b``), so its share of the input gates,
-``W_c c``, can be computed two ways; each mechanism picks the cheaper one for its shape
-(:meth:`seq2seq.model.attention.Attention.context_mixer`):
+``W_c c``, can be computed from the weights directly, two ways; :func:`context_mixer` picks the
+cheaper one for each mechanism's shape:
 
 * :class:`ValueGates` (one head): the values projected into gate space once per batch,
   ``V = U W_cᵀ`` (B, T_s, 3H), then per step ``α V`` — a (B, 1, T_s) × (B, T_s, 3H) product
@@ -11,8 +11,7 @@ The context is linear in the weights (``c = α U + b``), so its share of the inp
   one (B, h·d) × (h·d, 3H) projection by ``W = W_c W^O`` — gate-space values for h·T_s
   positions would be h times as large, re-read at every step.
 
-Both run forward under autograd (the decoder's step loop) and inside the fused recurrence
-(:mod:`seq2seq.model.fused_recurrence`), which calls :meth:`forward_step` and
+The fused recurrence (:mod:`seq2seq.model.fused.recurrence`) calls :meth:`forward_step` and
 :meth:`backward_step` and, once after its reverse loop, :meth:`grads`, with the derivative
 written beside each line.
 """
@@ -21,6 +20,14 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor
+
+from seq2seq.model.attention import (
+    AdditiveAttention,
+    Attention,
+    Memory,
+    MultiHeadAttention,
+    ScaledDotProductAttention,
+)
 
 
 class ValueGates:
@@ -99,3 +106,28 @@ class ProjectedContext:
 
 
 Mixer = ValueGates | ProjectedContext
+
+
+def context_mixer(
+    attention: Attention, memory: Memory, weight: Tensor
+) -> tuple[Mixer, Tensor | None]:
+    """How ``weight`` (out, D_k) times a step's context is made from the step's weights
+    (B, heads·T_s) for ``attention`` over ``memory``, and its constant part (B, out) or None:
+    ``W c = mixer(α) + bias``."""
+    if isinstance(attention, AdditiveAttention | ScaledDotProductAttention):
+        return ValueGates(memory.values @ weight.t()), None  # c = α V: W c = α (V Wᵀ)
+    if isinstance(attention, MultiHeadAttention):
+        # W (W^O concat_h(α_h V_h) + b) = (W W^O) concat_h(α_h V_h) + W b: the heads' contexts
+        # per step through one combined (out, h·d) matrix; the bias only where the row has a
+        # real token
+        has_real = memory.mask.any(dim=1, keepdim=True)  # (B, 1)
+        bias = (attention.output_layer.bias @ weight.t()) * has_real
+        return ProjectedContext(memory.values, weight @ attention.output_layer.weight), bias
+    raise TypeError(f"{type(attention).__name__} has no context mixer")
+
+
+def mixer_tensors(mixer: Mixer) -> tuple[Tensor, ...]:
+    """What ``mixer`` was built from, in its constructor's order (the node's inputs)."""
+    if isinstance(mixer, ValueGates):
+        return (mixer.values,)
+    return (mixer.values, mixer.weight)

@@ -1,5 +1,6 @@
-"""tanh for the additive attention's energies in the training recurrence, the largest
-element-wise cost of its step, in one of two forms (``model.tanh``).
+"""tanh for additive attention's energies in the fused recurrence, the largest element-wise
+cost of its step, in one of two forms (``model.tanh``; the textbook path always calls
+``torch.tanh``).
 
 ``tanh(x) = 2σ(2x) − 1`` exactly, and the two forms agree to float32 rounding, but their
 speed depends on the CPU: on this project's AMD EPYC machine kind PyTorch's ``sigmoid`` chain
@@ -21,7 +22,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from seq2seq.model.names import TanhForm
+from seq2seq.choices import TanhForm
 
 #: The sigmoid form is taken only when it needs at most this share of tanh's time, so that a
 #: near tie (where a timing's luck could decide) keeps the plain form.

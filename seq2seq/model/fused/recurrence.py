@@ -1,12 +1,13 @@
 """The teacher-forced Bahdanau recurrence as one autograd node, with a hand-written backward.
 
-Under plain autograd, :class:`~seq2seq.model.decoder.BahdanauDecoder` records about twenty
-small operations per target step and backward replays them one by one, accumulating the
-weight gradients step by step. :class:`FusedBahdanauRecurrence` runs the same step loop
-without recording a graph, keeps what backward needs (the states, the attention weights, the
-gate activations), and in backward loops once in reverse over the steps, carrying the state's
-gradient; the gradients of the weights (``weight_hh``, ``bias_hh``, the query layer, ...) are
-then each one matrix product over all steps, as cuDNN does for its RNNs.
+Under plain autograd, :meth:`~seq2seq.model.decoder.BahdanauDecoder.step` in a loop (the
+textbook recurrence) records about twenty small operations per target step and backward
+replays them one by one, accumulating the weight gradients step by step.
+:class:`FusedBahdanauRecurrence` runs the same step loop without recording a graph, keeps what
+backward needs (the states, the attention weights, the gate activations), and in backward
+loops once in reverse over the steps, carrying the state's gradient; the gradients of the
+weights (``weight_hh``, ``bias_hh``, the query layer, ...) are then each one matrix product
+over all steps, as cuDNN does for its RNNs.
 
 One step, for the previous state ``h`` (B, H) and the step's input gates ``x`` (B, 3H)::
 
@@ -18,14 +19,12 @@ One step, for the previous state ``h`` (B, H) and the step's input gates ``x`` (
     n   = tanh(g_n + r ⊙ hg_n)
     h'  = n + z ⊙ (h - n)                    = (1 - z) n + z h
 
-``V`` are the values in gate space (:meth:`Attention.project_values`: the context is linear in
-the weights, ``c = α U + b``, so ``W_c c = α (U W_cᵀ) + W_c b``; the decoder adds ``W_c b`` to
-``x``). Additive, dot-product and
-multi-head attention are covered, each by its scorer (:mod:`seq2seq.model.scorers`);
-:func:`~seq2seq.model.scorers.fused_scorer` says whether a
-mechanism is, and the decoder keeps its autograd loop for any other. With ``h`` heads the
-softmax runs per head and ``α`` is the heads' weights side by side. Internally everything is
-time-major (T_t, B, ...) so that each step's slice is contiguous.
+``V`` are the values in gate space (:func:`~seq2seq.model.fused.mixers.context_mixer`: the
+context is linear in the weights, ``c = α U + b``, so ``W_c c = α (U W_cᵀ) + W_c b``;
+``W_c b`` is added to ``x``). Additive, dot-product and multi-head attention are covered, each
+by its scorer (:mod:`seq2seq.model.fused.scorers`). With ``h`` heads the softmax runs per head
+and ``α`` is the heads' weights side by side. Internally everything is time-major (T_t, B, ...)
+so that each step's slice is contiguous.
 
 Forward runs the autograd loop's operations in the same order, so states and weights come out
 the same; backward sums over the steps in another order, so gradients agree up to rounding
@@ -40,9 +39,8 @@ import torch
 from torch import Tensor
 from torch.autograd.function import FunctionCtx, once_differentiable
 
-from seq2seq.model.attention import Attention, Memory, masked_softmax
-from seq2seq.model.context import Mixer, ValueGates
-from seq2seq.model.scorers import MultiHeadScorer, Scorer, fused_scorer
+from seq2seq.model.fused.mixers import Mixer
+from seq2seq.model.fused.scorers import MultiHeadScorer, Scorer
 
 
 class FusedBahdanauRecurrence(torch.autograd.Function):
@@ -55,8 +53,9 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
     state       (B, H)           the initial state
     mask        (B, T_s) bool    True = real source token
     weight_hh (3H, H), bias_hh (3H,)
-    mixer_class, scorer_class: how the context enters the gates (:mod:`seq2seq.model.context`)
-        and how the scores are made (:func:`fused_scorer`)
+    mixer_class, scorer_class: how the context enters the gates
+        (:mod:`seq2seq.model.fused.mixers`) and how the scores are made
+        (:mod:`seq2seq.model.fused.scorers`)
     tensors: the mixer's ``mixer_size`` tensors, then the scorer's
 
     -> states (B, T_t, H), weights (B, T_t, h·T_s).
@@ -103,7 +102,7 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
         for t in range(steps):
             # α: (B, T_s), or (B, h, T_s) laid out as (B, h·T_s)
             scores = scorer.scores(state)
-            masked_softmax(scores, per_head, unmasked=unmasked, out=softmax_steps[t])
+            masked_softmax_into(scores, per_head, unmasked, softmax_steps[t])
             gates = x_steps[t] + mixer.forward_step(weight_steps[t])
             hidden_gates = torch.addmm(bias_hh, state, weight_hh_t)  # (B, 3H)
             g_r, g_z, g_n = gates.chunk(3, dim=1)
@@ -198,33 +197,9 @@ class FusedBahdanauRecurrence(torch.autograd.Function):
         )
 
 
-def fused_bahdanau_recurrence(
-    input_gates: Tensor,
-    state: Tensor,
-    mixer: Mixer,
-    memory: Memory,
-    weight_hh: Tensor,
-    bias_hh: Tensor,
-    attention: Attention,
-) -> tuple[Tensor, Tensor]:
-    """Run the recurrence for a covered ``attention`` (see :func:`fused_scorer`) with the
-    context entering the gates through ``mixer`` (:meth:`Attention.context_mixer`).
-
-    input_gates (B, T_t, 3H), state (B, H) -> states (B, T_t, H), weights (B, T_t, h·T_s).
-    """
-    scorer = fused_scorer(attention, memory)
-    if scorer is None:
-        raise ValueError(f"{type(attention).__name__} has no fused recurrence")
-    scorer_class, scorer_inputs = scorer
-    mixer_inputs = mixer_tensors(mixer)
-    return FusedBahdanauRecurrence.apply(
-        input_gates, state, memory.mask, weight_hh, bias_hh, type(mixer), scorer_class,
-        len(mixer_inputs), *mixer_inputs, *scorer_inputs,
-    )  # fmt: skip
-
-
-def mixer_tensors(mixer: Mixer) -> tuple[Tensor, ...]:
-    """What ``mixer`` was built from, in its constructor's order (the node's inputs)."""
-    if isinstance(mixer, ValueGates):
-        return (mixer.values,)
-    return (mixer.values, mixer.weight)
+def masked_softmax_into(scores: Tensor, mask: Tensor, unmasked: Tensor, out: Tensor) -> Tensor:
+    """:func:`seq2seq.model.attention.masked_softmax` of ``scores`` written into ``out``, with
+    ``unmasked`` (``~mask``) made once per batch instead of per step: the same operations,
+    two operator calls fewer per step."""
+    filled = scores.masked_fill(unmasked, torch.finfo(scores.dtype).min)
+    return torch.mul(torch.softmax(filled, dim=-1), mask, out=out)

@@ -1,10 +1,10 @@
 """How the fused Bahdanau recurrence scores the source at each step, forward and backward.
 
-One scorer per covered mechanism (additive, dot-product, multi-head), each with the step's
+One scorer per mechanism with weights (additive, dot-product, multi-head), each with the step's
 scores from the previous state, the step's share of the state's gradient in backward, and the
 weights' gradients once after the reverse loop — each line beside its derivative.
-:func:`fused_scorer` says whether a mechanism is covered; the recurrence itself, which drives
-a scorer, is :mod:`seq2seq.model.fused_recurrence`.
+:func:`fused_scorer` picks a mechanism's scorer; the recurrence itself, which drives a scorer,
+is :mod:`seq2seq.model.fused.recurrence`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from seq2seq.model.attention import (
     MultiHeadAttention,
     ScaledDotProductAttention,
 )
-from seq2seq.model.tanh import KERNELS as TANH_KERNELS
+from seq2seq.model.fused.tanh import KERNELS as TANH_KERNELS
 
 
 class AdditiveScorer:
@@ -34,7 +34,7 @@ class AdditiveScorer:
     Measured: the recomputation's add and tanh cost less than writing and re-reading the kept
     energies (docs/performance.md).
 
-    :attr:`tanh` is the in-place kernel of the attention's form (:mod:`seq2seq.model.tanh`);
+    :attr:`tanh` is the in-place kernel of the model's form (:mod:`seq2seq.model.fused.tanh`);
     :data:`ADDITIVE_SCORERS` holds one subclass per form.
     """
 
@@ -48,7 +48,7 @@ class AdditiveScorer:
         self.queries: list[Tensor] = []  # q_t (B, A) per step
 
     def energies(self, query: Tensor) -> Tensor:
-        """E = tanh(q + K) into the one buffer, in the attention's form (seq2seq.model.tanh):
+        """E = tanh(q + K) into the one buffer, in the model's form (seq2seq.model.fused.tanh):
         the largest element-wise cost of a step; both forms agree to float32 rounding with the
         plain path. query (B, A) -> E (B, T_s, A)."""
         return self.tanh(torch.add(self.keys, query.unsqueeze(1), out=self.energy))
@@ -201,21 +201,23 @@ ADDITIVE_SCORERS: dict[str, type[AdditiveScorer]] = {
 }
 
 
-def fused_scorer(attention: Attention, memory: Memory) -> tuple[type[Scorer], tuple] | None:
-    """The scorer class and its tensors for ``attention``, or None when it is not covered."""
+#: The mechanisms with a scorer: every one with weights.
+COVERED = (AdditiveAttention, ScaledDotProductAttention, MultiHeadAttention)
+
+
+def fused_scorer(
+    attention: Attention, memory: Memory, tanh: str
+) -> tuple[type[Scorer], tuple] | None:
+    """The scorer class and its tensors for ``attention`` over ``memory`` (additive attention's
+    energies in the ``tanh`` form), or None for a mechanism without one."""
     if isinstance(attention, AdditiveAttention):
         layer = attention.query_layer
-        scorer_inputs = (
-            memory.scores_from,
-            layer.weight,
-            layer.bias,
-            attention.energy_layer.weight,
-        )
-        return ADDITIVE_SCORERS[attention.tanh_form], scorer_inputs
+        scorer_inputs = (memory.keys, layer.weight, layer.bias, attention.energy_layer.weight)
+        return ADDITIVE_SCORERS[tanh], scorer_inputs
     if isinstance(attention, ScaledDotProductAttention):
         query_weight = None if attention.query_layer is None else attention.query_layer.weight
-        return DotScorer, (memory.scores_from, query_weight, attention.scale)
+        return DotScorer, (memory.keys, query_weight, attention.scale)
     if isinstance(attention, MultiHeadAttention):
         layer = attention.query_layer
-        return MultiHeadScorer, (memory.scores_from, layer.weight, layer.bias, attention.scale)
+        return MultiHeadScorer, (memory.keys, layer.weight, layer.bias, attention.scale)
     return None
