@@ -72,7 +72,9 @@ from seq2seq.model.attention import (
     masked_softmax,
 )
 from seq2seq.training.run import train
-from seq2seq.viz import plot_attention, plot_lines, register_cjk_font
+from seq2seq.viz.charts import plot_lines
+from seq2seq.viz.figures import register_cjk_font
+from seq2seq.viz.heatmap import plot_attention
 
 torch.set_num_threads(1)
 REPO = Path(seq2seq.__file__).resolve().parents[1]  # the checkout (pip install -e .)
@@ -485,12 +487,12 @@ print(
 # %% [markdown]
 # ## 6 注意力热力图 · Heatmaps
 #
-# `seq2seq.viz.plot_attention` draws one panel per head with the tokens on both axes and a fixed
-# 0–1 colour scale. The article sets matplotlib's font to SimHei, a Windows font that a Linux
-# machine usually lacks; matplotlib then falls back to DejaVu Sans, which has no Chinese glyphs,
-# and the labels come out as empty boxes. `viz` registers
-# the Noto Sans CJK collection that the `noto-cjk-sans-otc` dependency installs (nothing is
-# downloaded) and draws Latin text with DejaVu Sans and Chinese with Noto.
+# `seq2seq.viz.heatmap.plot_attention` draws one panel per head with the tokens on both axes and a
+# fixed 0–1 colour scale. The article sets matplotlib's font to SimHei, a Windows font that a Linux
+# machine usually lacks; matplotlib then falls back to DejaVu Sans, which has no Chinese glyphs, and
+# the labels come out as empty boxes. `seq2seq.viz.figures` registers the Noto Sans CJK collection
+# that the `noto-cjk-sans-otc` dependency installs (nothing is downloaded) and draws Latin text with
+# DejaVu Sans and Chinese with Noto.
 
 # %%
 try:

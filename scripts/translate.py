@@ -26,7 +26,7 @@ def heatmap_paths(path: Path, count: int) -> list[Path]:
 
 def check_heatmap_path(path: Path) -> None:
     """Refuse, before anything is translated, a heatmap path that can never be written."""
-    from seq2seq.viz import image_format
+    from seq2seq.viz.figures import image_format
 
     if path.is_dir():
         raise UserError(
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
             raise UserError(
                 "this run has no attention (attention=none): there is no heatmap to draw"
             )
-        from seq2seq.viz import plot_attention
+        from seq2seq.viz.heatmap import plot_attention
 
         sys.stdout.flush()  # the translations come first, whatever happens to the heatmaps
         for translation, path in zip(

@@ -1,7 +1,7 @@
 """Where the CJK font is: the Noto Sans CJK collection of the ``noto-cjk-sans-otc`` package.
 
-One owner for the figures (:mod:`seq2seq.viz`, which registers it with matplotlib) and the
-attention explorer's page (:mod:`seq2seq.explorer.font`, which serves a subset of it), so
+One owner for the figures (:mod:`seq2seq.viz.figures`, which registers it with matplotlib) and
+the attention explorer's page (:mod:`seq2seq.explorer.font`, which serves a subset of it), so
 Chinese is drawn with the same face everywhere and nothing is ever downloaded.
 """
 

@@ -10,7 +10,8 @@ from PIL import Image
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from seq2seq.training.tblog import RunLogger
-from seq2seq.viz import figure_to_image_array, plot_attention
+from seq2seq.viz.figures import figure_to_image_array
+from seq2seq.viz.heatmap import plot_attention
 
 
 def test_a_heatmap_reaches_tensorboard_as_the_pixels_drawn(tmp_path: Path) -> None:

@@ -15,19 +15,14 @@ from matplotlib.font_manager import fontManager
 from matplotlib.transforms import Bbox
 
 from seq2seq.errors import UserError
-from seq2seq.viz import (
-    SOURCE_LABEL,
-    TARGET_LABEL,
+from seq2seq.viz.charts import plot_bars, plot_lines, plot_message
+from seq2seq.viz.figures import (
     figure_to_image_array,
     font_families,
-    plot_attention,
-    plot_bars,
-    plot_lines,
-    plot_message,
     register_cjk_font,
     save_figure,
-    token_labels,
 )
+from seq2seq.viz.heatmap import SOURCE_LABEL, TARGET_LABEL, plot_attention, token_labels
 
 SRC = ["我", "爱", "中国"]
 TGT = ["I", "love", "China", "<eos>"]

@@ -46,7 +46,8 @@ def log_samples(
     logger.text("samples", translations_markdown(rows), step)
     if not model.attention.has_weights:
         return
-    from seq2seq.viz import plot_attention  # matplotlib: rank 0 only, see the module's docstring
+    # matplotlib: rank 0 only, see the module's docstring
+    from seq2seq.viz.heatmap import plot_attention
 
     weights = extract_attention_weights(model, batch, reference=False, trim=True)
     for k, (src, hyp, array) in enumerate(zip(sources, translations, weights, strict=True)):
@@ -68,7 +69,7 @@ def log_layers(
     """A Transformer's every layer: each decoder layer's cross-attention on the sample's own
     output (``attention/sample_<k>/cross_layer_<l>``, teacher-forced: the weights greedy
     decoding had) and each encoder layer's self-attention (``…/self_layer_<l>``)."""
-    from seq2seq.viz import plot_attention
+    from seq2seq.viz.heatmap import plot_attention
 
     pairs = [Pair(src, tuple(out)) for src, out in zip(sources, outputs, strict=True)]
     batch = ParallelDataset(pairs, src_vocab, tgt_vocab).collate(range(len(pairs)))

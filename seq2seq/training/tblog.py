@@ -26,7 +26,7 @@ class RunLogger:
 
     def figure(self, tag: str, figure: object, step: int) -> None:
         """A matplotlib Figure as an image (no pyplot involved)."""
-        from seq2seq.viz import figure_to_image_array
+        from seq2seq.viz.figures import figure_to_image_array
 
         self.writer.add_image(tag, figure_to_image_array(figure), step, dataformats="HWC")
 

@@ -18,7 +18,7 @@ from seq2seq.analysis.compare.aggregate import (
     mean_sd,
 )
 from seq2seq.analysis.compare.runs import Run
-from seq2seq.viz import Point, plot_bars, plot_lines, plot_message
+from seq2seq.viz.charts import Point, plot_bars, plot_lines, plot_message
 
 BLEU_BY_LENGTH_FIGURE = "bleu_by_length.png"
 AER_FIGURE = "aer.png"

@@ -20,7 +20,7 @@ from seq2seq.analysis.compare.runs import is_run_dir
 from seq2seq.errors import UserError
 from seq2seq.files import atomic_write_text, write_json, writing
 from seq2seq.training.tblog import RunLogger
-from seq2seq.viz import save_figure
+from seq2seq.viz.figures import save_figure
 
 MARKDOWN_FILE = "comparison.md"
 CSV_FILE = "comparison.csv"

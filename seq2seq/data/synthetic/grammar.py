@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from dataclasses import fields
 from pathlib import Path
 from types import MappingProxyType
 
@@ -33,8 +32,8 @@ class Grammar(Builders):
     def __init__(self, file: grammar_file.GrammarFile) -> None:
         self.categories: Mapping[str, str] = MappingProxyType(grammar_file.check(file))
         super().__init__(file)
-        content = {grammar_file.category(f.name) for f in fields(grammar_file.Lexicon)}
-        markers = vars(file.function_words).values()
+        content = {grammar_file.category(name) for name in grammar_file.Lexicon.model_fields}
+        markers = dict(file.function_words).values()
         never = {w.zh for w in markers if isinstance(w, grammar_file.Marker) and not w.aligned}
         self.content_src = frozenset(zh for zh, c in self.categories.items() if c in content)
         measures = {zh for zh, c in self.categories.items() if c == "measure_word"}

@@ -1,27 +1,37 @@
 """``data/grammar.yaml`` as typed records: the schema, its reader, and the checks across it.
 
-The file's sections are the frozen dataclasses below (:class:`GrammarFile` at the top);
-:func:`build` turns each YAML value into the type its field declares (``Word``: one token,
+The file's sections are the frozen pydantic models below (:class:`GrammarFile` at the top).
+Pydantic turns each YAML value into the type its field declares (``Word``: one token,
 ``Words``: a string read as tokens, ``Rate``: 0 to 1, ``Weight``: at least 0, a ``Literal``
-choice ...), so a wrong type, a missing or unknown key or a value out of range stops with
-one line naming its path (``lexicon.nouns[3].measure``). :func:`check` checks what needs the
-whole file (a Chinese word in two roles, a verb taking an unknown noun kind). All raise
-:class:`GrammarFileError`. (OmegaConf's structured configs would name ``zh`` instead of
-``lexicon.nouns[3].zh`` for a bad value inside a list, which a learner cannot find.)
+choice, a non-empty list ...) and refuses unknown keys; each record checks what its own fields
+must agree on (a connective's alignment, a construction's parts). :func:`read_grammar_file`
+turns the first error into one line naming the value's path (``lexicon.nouns[3].measure``),
+and :func:`check` checks what needs the whole file (a Chinese word in two roles, a verb taking
+an unknown noun kind). All raise :class:`GrammarFileError`. (OmegaConf's structured configs
+would name ``zh`` instead of ``lexicon.nouns[3].zh`` for a bad value inside a list, which a
+learner cannot find.)
 """
 
 from __future__ import annotations
 
-import functools
-import types
-import typing
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, NewType, NoReturn, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    Strict,
+    StrictBool,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from seq2seq.data.corpus import parse_alignment
 from seq2seq.data.synthetic.phrase import Phrase
@@ -29,10 +39,47 @@ from seq2seq.errors import UserError
 
 DEFAULT_GRAMMAR = Path(__file__).resolve().parents[3] / "data" / "grammar.yaml"
 
-Word = NewType("Word", str)
-Words = NewType("Words", tuple[str, ...])
-Rate = NewType("Rate", float)
-Weight = NewType("Weight", float)
+
+class GrammarFileError(ValueError):
+    """Something in the grammar file is missing or malformed (the message says what)."""
+
+
+# --------------------------------------------------------------------------- value types
+
+
+def _refused(wanted: str) -> PydanticCustomError:
+    """The error for a value that is not ``wanted`` (``"a single word"``)."""
+    return PydanticCustomError("wanted", "must be {wanted}", {"wanted": wanted})
+
+
+def _words(value: Any) -> tuple[str, ...]:
+    """A string read as its tokens (``"take care of"``: three words)."""
+    words = tuple(value.split()) if isinstance(value, str) else ()
+    if not words:
+        raise _refused("a non-empty string")
+    return words
+
+
+def _word(value: Any) -> str:
+    """A string of exactly one token."""
+    words = _words(value)
+    if len(words) != 1:
+        raise _refused("a single word")
+    return words[0]
+
+
+T = TypeVar("T")
+K = TypeVar("K")
+Word = Annotated[str, PlainValidator(_word)]
+Words = Annotated[tuple[str, ...], PlainValidator(_words)]
+Rate = Annotated[float, Strict(), Field(ge=0, le=1)]
+Weight = Annotated[float, Strict(), Field(ge=0)]
+#: YAML lists, read as tuples: of at least one value, of exactly two, of exactly three.
+NonEmpty = Annotated[tuple[T, ...], Field(min_length=1)]
+Two = Annotated[tuple[T, ...], Field(min_length=2, max_length=2)]
+Three = Annotated[tuple[T, ...], Field(min_length=3, max_length=3)]
+#: How often each key is drawn (a non-empty mapping, read-only like the rest of the records).
+Weights = Annotated[Mapping[K, Weight], Field(min_length=1), AfterValidator(MappingProxyType)]
 Tense = Literal["present", "past", "future"]
 TENSES: tuple[Tense, ...] = get_args(Tense)
 ClauseKind = Literal["transitive", "intransitive", "adjective", "copula"]
@@ -58,18 +105,33 @@ ORDER_PARTS: Mapping[str, tuple[str, str]] = MappingProxyType({
 # fmt: on
 
 
-class GrammarFileError(ValueError):
-    """Something in the grammar file is missing or malformed (the message says what)."""
-
-
-_hints = functools.cache(get_type_hints)
-
-
 # --------------------------------------------------------------------------- the schema
 
 
-@dataclass(frozen=True)
-class Pronoun:
+class Record(BaseModel):
+    """A mapping of the file with exactly these keys; frozen once read."""
+
+    # Built on first read: every process that loads the data config imports the schema, and
+    # most of them never read the file.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        # extra="forbid" reports each unknown key alone; a learner with a typo wants the known ones
+        if isinstance(data, dict):
+            unknown = sorted(str(key) for key in data if key not in cls.model_fields)
+            if unknown:
+                known = ", ".join(cls.model_fields)
+                raise PydanticCustomError(
+                    "unknown_keys",
+                    "has unknown keys {unknown}; use {known}",
+                    {"unknown": unknown, "known": known},
+                )
+        return data
+
+
+class Pronoun(Record):
     """我 -> I / me / my; ``person`` and ``plural`` drive agreement."""
 
     zh: Word
@@ -77,90 +139,74 @@ class Pronoun:
     object: Word
     possessive: Word
     person: Literal[1, 2, 3]
-    plural: bool = False
+    plural: StrictBool = False
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(Record):
     """A lexicon word and its English (names; the base of the entries below)."""
 
     zh: Word
     en: Words
 
 
-@dataclass(frozen=True)
 class Noun(Entry):
     """``kind`` (person, food ...) is what verbs and adjectives select; ``plural`` defaults to
     the singular + "s"; mass nouns (茶 tea) have no ``measure`` word, plural or bare article."""
 
     kind: Word
     measure: Word | None = None
-    plural: Words | None = None
-
-    def __post_init__(self) -> None:
-        if self.plural is None:
-            object.__setattr__(self, "plural", (*self.en[:-1], self.en[-1] + "s"))
+    plural: Words = Field(default_factory=lambda data: (*data["en"][:-1], data["en"][-1] + "s"))
 
     @property
     def mass(self) -> bool:  # 茶 tea, 水 water
         return self.measure is None
 
 
-@dataclass(frozen=True)
 class Place(Entry):
     """北京 -> Beijing, 公园 -> the park; 在 translates to ``preposition``."""
 
     preposition: Word
 
 
-@dataclass(frozen=True)
 class Adjective(Entry):
     """An adjective and the noun kinds (and ``place``) it ``describes``."""
 
-    describes: tuple[Word, ...]
+    describes: NonEmpty[Word]
 
 
-@dataclass(frozen=True)
 class TimeWord(Entry):
     """昨天 -> yesterday, and the tense it calls for."""
 
     tense: Tense
 
 
-@dataclass(frozen=True)
 class Number(Entry):
     """三 -> three; ``value`` 1 keeps the noun singular."""
 
-    value: int
-
-    def __post_init__(self) -> None:
-        if self.value < 1:
-            raise ValueError(f"value must be at least 1, found {self.value}")
+    value: Annotated[int, Strict(), Field(ge=1)]
 
 
-@dataclass(frozen=True)
-class Verb:
+class Verb(Record):
     """``forms``: base, third person singular, past; ``objects``: the noun kinds it takes."""
 
     zh: Word
-    forms: tuple[Words, Words, Words]
-    objects: tuple[Word, ...] = ()
+    forms: Three[Words]
+    objects: NonEmpty[Word] = ()
 
 
-@dataclass(frozen=True)
-class Lexicon:
+class Lexicon(Record):
     """The word lists of ``lexicon``; each list's category is its name in the singular,
     without its qualifier (``transitive_verbs``: ``verb``), and its words are always aligned."""
 
-    pronouns: tuple[Pronoun, ...]
-    names: tuple[Entry, ...]
-    nouns: tuple[Noun, ...]
-    places: tuple[Place, ...]
-    transitive_verbs: tuple[Verb, ...]
-    intransitive_verbs: tuple[Verb, ...]
-    adjectives: tuple[Adjective, ...]
-    times: tuple[TimeWord, ...]
-    numbers: tuple[Number, ...]
+    pronouns: NonEmpty[Pronoun]
+    names: NonEmpty[Entry]
+    nouns: NonEmpty[Noun]
+    places: NonEmpty[Place]
+    transitive_verbs: NonEmpty[Verb]
+    intransitive_verbs: NonEmpty[Verb]
+    adjectives: NonEmpty[Adjective]
+    times: NonEmpty[TimeWord]
+    numbers: NonEmpty[Number]
 
 
 def category(lexicon_list: str) -> str:
@@ -168,16 +214,14 @@ def category(lexicon_list: str) -> str:
     return lexicon_list.removesuffix("s").rsplit("_", 1)[-1]
 
 
-@dataclass(frozen=True)
-class Marker:
+class Marker(Record):
     """A Chinese grammatical word with no English of its own (``aligned: false``: never aligned)."""
 
     zh: Word
-    aligned: bool = True
+    aligned: StrictBool = True
 
 
-@dataclass(frozen=True)
-class Translated:
+class Translated(Record):
     """A Chinese grammatical word with a fixed English (不 -> not)."""
 
     zh: Word
@@ -189,8 +233,7 @@ class Translated:
         return Phrase((self.zh,), self.en, tuple((0, j) for j in range(len(self.en))))
 
 
-@dataclass(frozen=True)
-class FunctionWords:
+class FunctionWords(Record):
     """The Chinese grammatical words, by the role the builders give them."""
 
     modifier: Marker  # 的
@@ -208,8 +251,7 @@ class FunctionWords:
     demonstrative: Translated  # 这
 
 
-@dataclass(frozen=True)
-class EnglishWords:
+class EnglishWords(Record):
     """English grammatical words; the first five have no Chinese counterpart."""
 
     definite_article: Word
@@ -217,9 +259,9 @@ class EnglishWords:
     indefinite_article_vowel: Word
     relative: Word
     relative_person: Word
-    do: tuple[Word, Word, Word]
-    copula_present: tuple[Word, Word, Word]
-    copula_past: tuple[Word, Word]
+    do: Three[Word]
+    copula_present: Three[Word]
+    copula_past: Two[Word]
     copula_infinitive: Word
 
     @property
@@ -229,34 +271,40 @@ class EnglishWords:
         return frozenset((*articles, self.relative, self.relative_person))
 
 
-@dataclass(frozen=True)
-class Connective:
+class Connective(Record):
     """Joins two clauses (``， 然后`` -> ``, and then``); ``align`` is Pharaoh inside it."""
 
     zh: Words
     en: Words
     align: str
-    weight: Weight = Weight(1.0)
-    before_question: bool = False  # may introduce a final question clause
-    phrase: Phrase = field(init=False, repr=False)
+    weight: Weight = 1.0
+    before_question: StrictBool = False  # may introduce a final question clause
 
-    def __post_init__(self) -> None:
+    @property
+    def phrase(self) -> Phrase:
+        """The connective with the links of ``align`` (checked when the file is read)."""
         links = parse_alignment(self.align, len(self.zh), len(self.en))
-        if {i for i, _ in links.sure} != set(range(len(self.zh))):
+        return Phrase(self.zh, self.en, links.sure, links.possible)
+
+    @model_validator(mode="after")
+    def _links_every_chinese_word(self) -> Connective:
+        try:
+            linked = {i for i, _ in self.phrase.links}
+        except ValueError as err:  # not Pharaoh, or a link outside the connective
+            raise ValueError(f"align: {err}") from None
+        if linked != set(range(len(self.zh))):
             raise ValueError("align must link every Chinese word")
-        object.__setattr__(self, "phrase", Phrase(self.zh, self.en, links.sure, links.possible))
+        return self
 
 
-@dataclass(frozen=True)
-class Order:
+class Order(Record):
     """The parts of a construction in Chinese and in English order."""
 
-    zh: tuple[Word, ...]
-    en: tuple[Word, ...]
+    zh: NonEmpty[Word]
+    en: NonEmpty[Word]
 
 
-@dataclass(frozen=True)
-class WordOrder:
+class WordOrder(Record):
     """The order of the parts of each construction (:data:`ORDER_PARTS` says which parts)."""
 
     statement: Order
@@ -266,16 +314,17 @@ class WordOrder:
     relative_clause: Order  # 我 买 的 书 -> the book that I bought
     subject_relative_clause: Order  # 喜欢 猫 的 学生 -> the student who likes cats
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _each_part_once(self) -> WordOrder:
         for construction, parts in ORDER_PARTS.items():
             for language, wanted in zip(("zh", "en"), parts, strict=True):
                 if sorted(getattr(getattr(self, construction), language)) != sorted(wanted.split()):
                     listed = ", ".join(sorted(wanted.split()))
                     raise ValueError(f"{construction}.{language} must list each of {listed} once")
+        return self
 
 
-@dataclass(frozen=True)
-class OptionalParts:
+class OptionalParts(Record):
     """The chance that a clause has each optional part."""
 
     time: Rate
@@ -283,36 +332,43 @@ class OptionalParts:
     companion: Rate
 
 
-@dataclass(frozen=True)
-class Sampling:
+class Sampling(Record):
     """How often each construction is drawn (weights need not sum to 1)."""
 
     question_rate: Rate
     negation_rate: Rate
-    clause_kinds: Mapping[ClauseKind, Weight]
-    tenses: Mapping[Tense, Weight]
+    clause_kinds: Weights[ClauseKind]
+    tenses: Weights[Tense]
     optional: OptionalParts
-    subject_forms: Mapping[NounPhraseForm, Weight]
-    object_forms: Mapping[NounPhraseForm, Weight]
-    companion_forms: Mapping[Literal["pronoun", "name", "bare", "possessive"], Weight]
-    complement_forms: Mapping[Literal["bare", "modified"], Weight]
-    subject_relative_object_forms: tuple[Literal["pronoun", "name", "place", "bare"], ...]
+    subject_forms: Weights[NounPhraseForm]
+    object_forms: Weights[NounPhraseForm]
+    companion_forms: Weights[Literal["pronoun", "name", "bare", "possessive"]]
+    complement_forms: Weights[Literal["bare", "modified"]]
+    subject_relative_object_forms: NonEmpty[Literal["pronoun", "name", "place", "bare"]]
+
+    @model_validator(mode="after")
+    def _a_positive_weight_each(self) -> Sampling:
+        for name, weights in self:
+            if isinstance(weights, Mapping) and not any(weights.values()):
+                raise ValueError(f"{name} needs at least one positive weight")
+        return self
 
 
-@dataclass(frozen=True)
-class GrammarFile:
+class GrammarFile(Record):
     """Everything ``grammar.yaml`` says, typed and checked."""
 
     word_order: WordOrder
     function_words: FunctionWords
     english_function_words: EnglishWords
-    connectives: tuple[Connective, ...]
+    connectives: NonEmpty[Connective]
     sampling: Sampling
     lexicon: Lexicon
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _a_positive_connective(self) -> GrammarFile:
         if not any(c.weight for c in self.connectives):
             raise ValueError("connectives need at least one positive weight")
+        return self
 
 
 # --------------------------------------------------------------------------- reading
@@ -330,81 +386,54 @@ def read_grammar_file(path: Path) -> GrammarFile:
     except yaml.YAMLError as err:
         reason = " ".join(str(err).split())
         raise UserError(f"grammar file {path} is not valid YAML: {reason}") from None
-    return build(GrammarFile, data, "")
-
-
-def build(kind: Any, value: Any, where: str) -> Any:
-    """``value`` (as ``yaml.safe_load`` gives it) as an instance of the type ``kind``, found at
-    the dotted path ``where``: dataclasses from mappings, tuples from non-empty lists,
-    ``Mapping[K, V]`` from non-empty mappings, ``Literal`` choices, ``X | None``, scalars."""
-    origin, args = get_origin(kind), get_args(kind)
-    place = where or "the file"
-
-    def fail(wanted: str) -> NoReturn:
-        raise GrammarFileError(f"{place} must be {wanted}, found {value!r}")
-
-    if is_dataclass(kind):
-        return _record(kind, value, where)
-    if kind is Word or kind is Words:
-        words = tuple(value.split()) if isinstance(value, str) else ()
-        if not words or (kind is Word and len(words) != 1):
-            fail("a single word" if words else "a non-empty string")
-        return words[0] if kind is Word else words
-    if kind is Rate or kind is Weight:
-        number = build(float, value, where)
-        if kind is Rate and not 0 <= number <= 1:
-            fail("a number between 0 and 1")
-        if number < 0:
-            fail("a number at least 0")
-        return number
-    if origin is Literal:
-        if value not in args:
-            fail("one of " + ", ".join(map(str, args)))
-        return value
-    if origin in (typing.Union, types.UnionType):
-        return None if value is None else build(args[0], value, where)
-    if origin is Mapping:
-        if not isinstance(value, dict) or not value:
-            fail("a non-empty mapping")
-        built = {build(args[0], k, f"{where} key"): build(args[1], v, f"{where}.{k}")
-                 for k, v in value.items()}  # fmt: skip
-        if args[1] is Weight and not any(built.values()):
-            raise GrammarFileError(f"{place} needs at least one positive weight")
-        return MappingProxyType(built)
-    if origin is tuple:
-        fixed = args[-1] is not Ellipsis
-        if not isinstance(value, list) or not value or (fixed and len(args) != len(value)):
-            fail(f"a list of {len(args)} values" if fixed else "a non-empty list")
-        items = args if fixed else args[:1] * len(value)
-        pairs = enumerate(zip(items, value, strict=True))
-        return tuple(build(item, v, f"{where}[{n}]") for n, (item, v) in pairs)
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if kind is bool and isinstance(value, bool):
-        return value
-    if (kind is int and number and isinstance(value, int)) or (kind is float and number):
-        return kind(value)
-    if kind is str and isinstance(value, str):
-        return value.strip()
-    fail({bool: "true or false", int: "a whole number", float: "a number"}.get(kind, str(kind)))
-
-
-def _record(cls: type, value: Any, where: str) -> Any:
-    """A dataclass from a mapping: every key known, every field without default present."""
-    place, prefix = where or "the file", f"{where}." if where else ""
-    if not isinstance(value, dict):
-        raise GrammarFileError(f"{place} must be a mapping, found {value!r}")
-    known = {f.name: f for f in fields(cls) if f.init}
-    unknown = sorted(str(key) for key in value if key not in known)
-    if unknown:
-        raise GrammarFileError(f"{place} has unknown keys {unknown}; use {', '.join(known)}")
-    missing = [name for name, f in known.items() if f.default is MISSING and name not in value]
-    if missing:
-        raise GrammarFileError(f"{place} has no '{missing[0]}'")
-    values = {key: build(_hints(cls)[key], item, prefix + key) for key, item in value.items()}
     try:
-        return cls(**values)
-    except ValueError as err:
-        raise GrammarFileError(f"{prefix}{err}") from None
+        return GrammarFile.model_validate(data)
+    except ValidationError as err:
+        raise GrammarFileError(_message(err.errors()[0])) from None
+
+
+#: What a value must be, by the type of pydantic's error (its ``ctx`` fills the braces).
+_WANTED = {
+    "wanted": "{wanted}",  # raised by the value types above
+    "model_type": "a mapping",
+    "dict_type": "a mapping",
+    "tuple_type": "a list",
+    "string_type": "a string",
+    "bool_type": "true or false",
+    "int_type": "a whole number",
+    "float_type": "a number",
+    "literal_error": "one of {expected}",
+    "greater_than_equal": "at least {ge:g}",
+    "less_than_equal": "at most {le:g}",
+}
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    """``("lexicon", "nouns", 3, "zh")`` -> ``lexicon.nouns[3].zh``; ``()``: the file."""
+    if loc and loc[-1] == "[key]":  # a mapping's key, found at the value's place
+        return f"{_path(loc[:-2])} key"
+    steps = (f"[{step}]" if isinstance(step, int) else f".{step}" for step in loc)
+    return "".join(steps).removeprefix(".") or "the file"
+
+
+def _message(error: ErrorDetails) -> str:
+    """One line for pydantic's ``error``: the value's path, what it must be, what it is."""
+    loc, kind, ctx = error["loc"], error["type"], error.get("ctx", {})
+    if kind == "value_error":  # a record's own check: its message starts with the field
+        return f"{_path(loc)}.{ctx['error']}" if loc else str(ctx["error"])
+    if kind == "missing":
+        return f"{_path(loc[:-1])} has no {loc[-1]!r}"
+    if kind == "unknown_keys":
+        return f"{_path(loc)} {error['msg']}"
+    if kind in ("too_short", "too_long"):  # a list of more than one value has a fixed length
+        size = ctx.get("min_length", ctx.get("max_length"))
+        noun = "mapping" if ctx["field_type"] == "Dictionary" else "list"
+        wanted = f"a non-empty {noun}" if size == 1 else f"a list of {size} values"
+    elif kind in _WANTED:
+        wanted = _WANTED[kind].format(**ctx)
+    else:
+        return f"{_path(loc)}: {error['msg']}"
+    return f"{_path(loc)} must be {wanted}, found {error['input']!r}"
 
 
 # --------------------------------------------------------------------------- checks across the file
@@ -414,9 +443,9 @@ def check(grammar: GrammarFile) -> dict[str, str]:
     """Check what needs the whole file; return every Chinese word's category (a lexicon
     list's category, ``measure_word``, ``connective``, or a function word's role)."""
     lex, fw = grammar.lexicon, grammar.function_words
-    tagged = [(e.zh, category(f.name)) for f in fields(lex) for e in getattr(lex, f.name)]
+    tagged = [(e.zh, category(name)) for name, entries in lex for e in entries]
     tagged += [(n.measure, "measure_word") for n in lex.nouns if n.measure is not None]
-    tagged += [(getattr(fw, f.name).zh, f.name) for f in fields(fw)]
+    tagged += [(word.zh, role) for role, word in fw]
     tagged += [(zh, "connective") for c in grammar.connectives for zh in c.zh]
     categories: dict[str, str] = {}
     for zh, tag in tagged:
