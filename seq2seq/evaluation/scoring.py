@@ -216,11 +216,11 @@ def bleu_description(pairs: Sequence[Pair]) -> str:
 
 
 @dataclass(frozen=True)
-class QuickPart:
-    """One process's share of a quick evaluation (what validation needs): the greedy (or
+class DecodedShard:
+    """One process's shard of a split, decoded (what validation needs): the greedy (or
     beam) hypotheses of its pairs, in their order, and their teacher-forced loss summed over
     ``tokens`` target tokens. Parts of the shards ``pairs[r::n]`` combine into the split's
-    :class:`Scores` (:func:`quick_scores`)."""
+    :class:`Scores` (:func:`split_scores`)."""
 
     hypotheses: list[list[str]]
     loss_sum: float
@@ -228,7 +228,7 @@ class QuickPart:
     decode_seconds: float = 0.0  # the search alone (greedy or beam), wall time
 
 
-def quick_part(
+def decode_shard(
     model: Network,
     dataset: ParallelDataset,
     tgt_vocab: Vocab,
@@ -237,8 +237,8 @@ def quick_part(
     device: torch.device,
     beam_size: int = 1,
     progress: bool = False,
-) -> QuickPart:
-    """The :class:`QuickPart` of ``dataset`` (a whole split, or one process's shard of it)."""
+) -> DecodedShard:
+    """The :class:`DecodedShard` of ``dataset`` (a whole split, or one process's shard of it)."""
     started = time.perf_counter()
     hypotheses = translate_dataset(
         model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size,
@@ -246,11 +246,11 @@ def quick_part(
     )  # fmt: skip
     decode_seconds = time.perf_counter() - started
     loss_sum, tokens = validation_loss_sum(model, dataset, batch_size, device)
-    return QuickPart(hypotheses, loss_sum, tokens, decode_seconds)
+    return DecodedShard(hypotheses, loss_sum, tokens, decode_seconds)
 
 
-def quick_scores(
-    parts: Sequence[QuickPart], pairs: Sequence[Pair], tgt_vocab: Vocab, beam_size: int = 1
+def split_scores(
+    parts: Sequence[DecodedShard], pairs: Sequence[Pair], tgt_vocab: Vocab, beam_size: int = 1
 ) -> Scores:
     """Loss, BLEU and exact match of the split ``pairs`` from the parts of its shards:
     ``parts[r]`` holds ``pairs[r::len(parts)]`` (one part: the whole split). BLEU is a corpus
@@ -301,13 +301,13 @@ def evaluate(
     (``scripts/evaluate.py`` lists the misses). ``progress``: a progress bar while decoding (see
     :func:`translate_dataset`).
     """
-    part = quick_part(
+    part = decode_shard(
         model, dataset, tgt_vocab, batch_size=batch_size, device=device, beam_size=beam_size,
         progress=progress,
     )  # fmt: skip
     if not full:
         return SplitEvaluation(
-            quick_scores([part], dataset.pairs, tgt_vocab, beam_size), part.hypotheses
+            split_scores([part], dataset.pairs, tgt_vocab, beam_size), part.hypotheses
         )
     scores = full_scores(
         model, dataset, tgt_vocab, part, batch_size=batch_size, device=device,
@@ -320,16 +320,16 @@ def full_scores(
     model: Network,
     dataset: ParallelDataset,
     tgt_vocab: Vocab,
-    part: QuickPart,
+    part: DecodedShard,
     *,
     batch_size: int,
     device: torch.device,
     beam_size: int = 1,
     select_head_on: tuple[str, ParallelDataset] | None = None,
 ) -> Scores:
-    """The full :class:`Scores` of :func:`evaluate` from ``part``, the :func:`quick_part` of
+    """The full :class:`Scores` of :func:`evaluate` from ``part``, the :func:`decode_shard` of
     the whole of ``dataset`` (decoded with ``beam_size``)."""
-    quick = quick_scores([part], dataset.pairs, tgt_vocab, beam_size)
+    quick = split_scores([part], dataset.pairs, tgt_vocab, beam_size)
     hypotheses, references = part.hypotheses, [list(p.tgt) for p in dataset.pairs]
     scored = bleu_inputs(hypotheses, dataset.pairs, tgt_vocab.subwords)
     bleu = scored.bleu(scored.hypotheses, scored.references)

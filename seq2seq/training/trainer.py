@@ -22,7 +22,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 
 from seq2seq.config.schema import Config
 from seq2seq.evaluation.scores import Scores
-from seq2seq.evaluation.scoring import full_scores, quick_part, quick_scores
+from seq2seq.evaluation.scoring import decode_shard, full_scores, split_scores
 from seq2seq.evaluation.summary import Decoding, ValidationRecord
 from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
 from seq2seq.runtime import restore_rng_states, rng_states
@@ -208,14 +208,14 @@ class Trainer:
         """Loss, greedy BLEU and exact match of the valid split, each process decoding its
         shard (every ``world_size``-th pair) and every process combining all shards into the
         same scores (a collective: all ranks call it together)."""
-        part = quick_part(
+        part = decode_shard(
             self.model,
             self.valid_shard,
             self.corpus.tgt_vocab,
             batch_size=self.train.eval_batch_size,
             device=self.device,
         )
-        return quick_scores(self.group.gather(part), self.valid_set.pairs, self.corpus.tgt_vocab)
+        return split_scores(self.group.gather(part), self.valid_set.pairs, self.corpus.tgt_vocab)
 
     def _stop_on_signal(self, stops: list[int]) -> None:
         """After a step: on a SIGINT/SIGTERM that reached any rank, rank 0 saves ``last.pt``
@@ -267,7 +267,7 @@ class Trainer:
         tgt_vocab, batch_size, beam_size = (
             self.corpus.tgt_vocab, self.train.eval_batch_size, self.train.beam_size,
         )  # fmt: skip
-        part = quick_part(
+        part = decode_shard(
             self.model, self.test_set, tgt_vocab, batch_size=batch_size, device=self.device,
             beam_size=beam_size,
         )  # fmt: skip
