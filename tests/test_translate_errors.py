@@ -75,6 +75,11 @@ TRANSLATE_CASES = [
          read_only="{tmp}/ro", check=no_heatmap("ro")),
     Case("translate-heatmap-full-disk", "translate.py", ("{run}", "我", "--heatmap", "/dev/full"),
          ("cannot write /dev/full: no space left",), prepare=shared_run),
+    *[Case(f"translate-alpha-{value}", "translate.py",
+           ("{run}", "我 爱 中国", "--beam-size", "5", f"--alpha={value}"),
+           (f"--alpha must be a number from 0 (no length penalty) to 2, got {value}",),
+           prepare=shared_run)
+      for value in ("nan", "inf", "-inf", "-0.5", "2.5")],
 ]  # fmt: skip
 
 DEBUG_CASES = [
