@@ -7,10 +7,12 @@ import pytest
 from seq2seq.errors import UserError
 from seq2seq.evaluation.inference import TrainedRun
 from tests.helpers.bad_input import (
+    DELETE,
     Case,
     Outcome,
     check_fails_cleanly,
     check_shows_traceback,
+    hand_edited,
     outcomes_fixture,
     plant_code,
     run_copy,
@@ -80,6 +82,20 @@ TRANSLATE_CASES = [
            (f"--alpha must be a number from 0 (no length penalty) to 2, got {value}",),
            prepare=shared_run)
       for value in ("nan", "inf", "-inf", "-0.5", "2.5")],
+    *[Case(f"translate-hand-edited-{key}-{value!r}", "translate.py", ("{run}", "我 爱 中国"),
+           ("checkpoints/best.pt: ", says, "use another checkpoint"),
+           prepare=run_copy("best.pt", hand_edited(key, value)))
+      for key, value, says in (
+          ("model_spec.hidden_size", -4, "'model_spec.hidden_size' should be positive, got -4"),
+          ("model_spec.hidden_size", "32",
+           "'model_spec.hidden_size' should be an integer, got '32'"),
+          ("model_spec.attention", "evil", "'model_spec.attention' should be one of none, "),
+          ("config.data", DELETE, "'config.data' is missing"),
+          ("max_src_len", "12", "'max_src_len' should be an integer, got '12'"),
+          ("state.step", "abc", "'state.step' should be a whole number, got 'abc'"),
+          ("model_spec.hidden_size", 10**7,
+           "'model_spec' (hidden_size=10000000, embed_size=16) describes a model of "),
+      )],
 ]  # fmt: skip
 
 DEBUG_CASES = [

@@ -60,7 +60,7 @@ class TrainedRun:
         run_dir = Path(run_dir)
         path = checkpoint_file(run_dir, checkpoint)
         payload = load_checkpoint(path, map_location=device)
-        model, src_vocab, tgt_vocab = model_from_checkpoint(payload, device)
+        model, src_vocab, tgt_vocab = model_from_checkpoint(payload, device, f"checkpoint {path}")
         model.eval()
         return cls(
             run_dir,
@@ -70,7 +70,7 @@ class TrainedRun:
             payload.config,
             payload.max_src_len,
             payload.corpus_sha256,
-            int(payload.state.get("step", 0)),
+            payload.step,
         )
 
     @property

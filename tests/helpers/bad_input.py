@@ -224,6 +224,35 @@ def double_hidden_size(path: Path, marker: Path) -> None:
     save_checkpoint(path, Checkpoint.from_dict(payload))
 
 
+class Deleted:
+    """The value :func:`hand_edited` gives a key to remove it."""
+
+    def __repr__(self) -> str:
+        return "<deleted>"
+
+
+DELETE = Deleted()
+
+
+def hand_edited(key: str, value: object) -> Callable[[Path, Path], None]:
+    """A damage: the checkpoint with its dotted ``key`` (``model_spec.hidden_size``) set to
+    ``value``, or removed (:data:`DELETE`); still plain data, so ``weights_only`` loads it."""
+
+    def damage(path: Path, marker: Path) -> None:
+        payload = torch.load(path, weights_only=True)
+        *parents, last = key.split(".")
+        node = payload
+        for parent in parents:
+            node = node[parent]
+        if value is DELETE:
+            del node[last]
+        else:
+            node[last] = value
+        torch.save(payload, path)
+
+    return damage
+
+
 # ---------------------------------------------------------------------------- the table
 class Shared(NamedTuple):
     corpus: Path  # the session toy corpus (read only)
