@@ -15,6 +15,7 @@ from tests.helpers.bad_input import (
     plant_code,
     run_and_bad_test_split,
     run_copy,
+    run_file_edited,
     scramble,
     truncate,
 )
@@ -56,6 +57,14 @@ EVALUATE_CASES = [
           ("model_spec.hidden_size", 10**7,
            "'model_spec' (hidden_size=10000000, embed_size=16) describes a model of "),
       )],
+    Case("evaluate-checkpoint-of-another-attention", "evaluate.py", ("{run}",),
+         ("checkpoints/best.pt and ", "metrics.json disagree about the model: attention=additive "
+          "in the checkpoint, dot in metrics.json; "),
+         prepare=run_file_edited("metrics.json", '"attention": "additive"', '"attention": "dot"')),
+    Case("evaluate-checkpoint-of-another-kind", "evaluate.py", ("{run}",),
+         ("checkpoints/best.pt and ", ".hydra/config.yaml disagree about the model: "
+          "model.kind=rnn in the checkpoint, transformer in .hydra/config.yaml; "),
+         prepare=run_file_edited(".hydra/config.yaml", "  kind: rnn", "  kind: transformer")),
 ]  # fmt: skip
 
 

@@ -16,6 +16,7 @@ from tests.helpers.bad_input import (
     outcomes_fixture,
     plant_code,
     run_copy,
+    run_file_edited,
     scramble,
     shared_run,
     truncate,
@@ -96,6 +97,14 @@ TRANSLATE_CASES = [
           ("model_spec.hidden_size", 10**7,
            "'model_spec' (hidden_size=10000000, embed_size=16) describes a model of "),
       )],
+    Case("translate-checkpoint-of-another-attention", "translate.py", ("{run}", "我 爱 中国"),
+         ("checkpoints/best.pt and ", "metrics.json disagree about the model: attention=additive "
+          "in the checkpoint, dot in metrics.json; "),
+         prepare=run_file_edited("metrics.json", '"attention": "additive"', '"attention": "dot"')),
+    Case("translate-checkpoint-of-another-kind", "translate.py", ("{run}", "我 爱 中国"),
+         ("checkpoints/best.pt and ", ".hydra/config.yaml disagree about the model: "
+          "model.kind=rnn in the checkpoint, transformer in .hydra/config.yaml; "),
+         prepare=run_file_edited(".hydra/config.yaml", "  kind: rnn", "  kind: transformer")),
 ]  # fmt: skip
 
 DEBUG_CASES = [

@@ -18,7 +18,14 @@ from seq2seq.data.loading import check_same_file, load_splits
 from seq2seq.data.segmentation import resegment
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
-from seq2seq.evaluation.run_files import checkpoint_file
+from seq2seq.evaluation.run_files import (
+    HYDRA_CONFIG,
+    MODEL_IDENTITY,
+    check_same_model,
+    checkpoint_file,
+    value_at,
+)
+from seq2seq.evaluation.summary import METRICS_FILE
 from seq2seq.model.checkpoint import load_checkpoint, model_from_checkpoint
 from seq2seq.model.networks import Network
 from seq2seq.model.search import decode
@@ -57,10 +64,26 @@ class TrainedRun:
     def load(
         cls, run_dir: str | Path, checkpoint: str = "best.pt", device: str = "cpu"
     ) -> TrainedRun:
+        """The run in ``run_dir`` with its ``checkpoints/<checkpoint>`` on ``device``; a
+        checkpoint whose model is not the one the run's ``.hydra/config.yaml`` and
+        ``metrics.json`` describe (copied from another run) is refused in one line
+        (:func:`~seq2seq.evaluation.run_files.check_same_model`)."""
         run_dir = Path(run_dir)
         path = checkpoint_file(run_dir, checkpoint)
         payload = load_checkpoint(path, map_location=device)
         model, src_vocab, tgt_vocab = model_from_checkpoint(payload, device, f"checkpoint {path}")
+        check_same_model(
+            run_dir,
+            path,
+            {
+                HYDRA_CONFIG: {key: value_at(payload.config, key) for key in MODEL_IDENTITY},
+                METRICS_FILE: {  # as training's run_summary records them
+                    "attention": payload.spec.attention,
+                    "num_heads": model.attention.num_heads,
+                    "decoder": model.decoder.arrangement,
+                },
+            },
+        )
         model.eval()
         return cls(
             run_dir,

@@ -298,6 +298,21 @@ def run_copy(checkpoint: str = "best.pt", damage: Callable | None = None) -> Pre
     return prepare
 
 
+def run_file_edited(name: str, old: str, new: str) -> Prepare:
+    """A copy of the tiny run whose file ``name`` (``metrics.json``, ``.hydra/config.yaml``)
+    says ``new`` where it said ``old``: as if its checkpoint came from another run."""
+
+    def prepare(shared: Shared, tmp: Path) -> dict[str, Path]:
+        paths = run_copy()(shared, tmp)
+        path = paths["run"] / name
+        text = path.read_text(encoding="utf-8")
+        assert old in text, f"{old!r} is not in {path}"
+        path.write_text(text.replace(old, new), encoding="utf-8")
+        return paths
+
+    return prepare
+
+
 def shared_run(shared: Shared, tmp: Path) -> dict[str, Path]:
     return {"corpus": shared.corpus, "run": shared.run}
 
