@@ -139,7 +139,8 @@ def test_a_transformer_checkpoint_copied_into_a_gru_run_is_refused(tiny_run, tmp
         "attention=multihead in the checkpoint, additive in metrics.json; "
     )
     before = (run_dir / "metrics.json").read_bytes()
-    result = run_script("translate.py", str(run_dir), "我 爱 中国")
-    assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.strip().splitlines() == [f"error: {caught.value}"]
+    for script, *arguments in (("translate.py", "我 爱 中国"), ("evaluate.py",), ("serve.py",)):
+        result = run_script(script, str(run_dir), *arguments)
+        assert result.returncode == 2 and "serving" not in result.stdout, result.stderr
+        assert result.stderr.strip().splitlines() == [f"error: {caught.value}"]
     assert (run_dir / "metrics.json").read_bytes() == before
