@@ -6,7 +6,7 @@ config — so loading one never runs code, and a file needing pickle code is ref
 
 Every failure is one line that says whose it is: the file's (truncated, corrupted, code
 inside, an entry edited by hand: :func:`load_checkpoint` reads the file on the CPU first and
-checks every entry, :func:`checked_payload`, so only the file can fail there), the device's
+checks every entry, :func:`check_payload`, so only the file can fail there), the device's
 (not visible, out of memory: moving the loaded tensors there), the disk's (no space,
 read-only: :func:`save_checkpoint`, which leaves no temporary behind) or the run's (weights
 that do not fit the stored model spec: :func:`model_from_checkpoint` names the tensor and
@@ -178,7 +178,7 @@ def load_checkpoint(
     if missing:
         raise UserError(f"checkpoint {path} is incomplete (no {', '.join(missing)}); retrain")
     try:
-        checkpoint = checked_payload(payload)
+        check_payload(payload)
     except RecordError as err:
         raise bad_checkpoint(path, err, purpose) from None
     if device.type != "cpu":
@@ -189,13 +189,12 @@ def load_checkpoint(
                 f"checkpoint {path} is intact but cannot be moved to {device} "
                 f"({_first_line(err)}); use another device (e.g. device=cpu)"
             ) from None
-        checkpoint = Checkpoint.from_dict(payload)
-    return checkpoint
+    return Checkpoint.from_dict(payload)
 
 
-def checked_payload(payload: Mapping[str, Any]) -> Checkpoint:
-    """The :class:`Checkpoint` a loaded file holds, each entry checked against the format
-    before anything is built from it: every field's type (:func:`seq2seq.records.from_plain`),
+def check_payload(payload: Mapping[str, Any]) -> None:
+    """Check each entry of a loaded file against the checkpoint format before anything is
+    built from it: every field's type (:func:`seq2seq.records.from_plain`),
     the model spec's fields and values (:meth:`ModelSpec.from_dict`), the vocabularies, the
     ``data`` section inference reads, the training step, and that the model the spec describes
     fits this machine's memory (counted without allocating it, :mod:`seq2seq.model.memory`).
@@ -224,11 +223,10 @@ def checked_payload(payload: Mapping[str, Any]) -> Checkpoint:
         DataConfig.from_plain(data, seed=checkpoint.config.get("seed"), key="config.data")
     except UserError as err:  # a value its own checks refuse, e.g. data.min_len above max_len
         raise RecordError("config.data", f"does not fit ({err})") from None
-    _check_fits_in_memory(spec)
-    return checkpoint
+    _check_builds_and_fits(spec)
 
 
-def _check_fits_in_memory(spec: ModelSpec) -> None:
+def _check_builds_and_fits(spec: ModelSpec) -> None:
     """Refuse a spec whose model does not build (heads that do not divide the key size) or
     that this machine cannot hold (its weights only: nothing is trained), before a single
     weight is allocated; where the available memory is unknown, only the first."""
