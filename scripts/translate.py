@@ -16,6 +16,9 @@ from seq2seq.errors import UserError, exit_on_user_error
 from seq2seq.evaluation.run_files import checkpoint_file
 
 STDIN_ADVICE = "convert the input to UTF-8 (e.g. iconv -f GB18030 -t UTF-8)"
+#: The largest length penalty accepted: GNMT's ``((5 + |Y|) / 6) ** alpha`` is tuned in [0, 1];
+#: far above, the penalty, not the model, decides how long the output is.
+MAX_ALPHA = 2.0
 
 
 def heatmap_paths(path: Path, count: int) -> list[Path]:
@@ -67,7 +70,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("run_dir", type=Path, help="a run folder made by scripts/train.py")
     parser.add_argument("sentences", nargs="*", help="Chinese sentences (default: stdin lines)")
     parser.add_argument("--beam-size", type=int, default=1, help="1 = greedy")
-    parser.add_argument("--alpha", type=float, default=0.6, help="beam length penalty")
+    parser.add_argument(
+        "--alpha", type=float, default=0.6,
+        help=f"beam length penalty, 0 (none) to {MAX_ALPHA:g}",
+    )  # fmt: skip
     parser.add_argument(
         "--heatmap", type=Path, help="save attention heatmap(s) to this file (.png, .pdf, .svg…)"
     )
@@ -76,6 +82,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_intermixed_args(argv)  # RUN --beam-size 5 SENTENCE … as well
     if args.beam_size < 1:
         raise UserError("--beam-size must be at least 1")
+    if not 0.0 <= args.alpha <= MAX_ALPHA:  # nan fails every comparison
+        raise UserError(
+            f"--alpha must be a number from 0 (no length penalty) to {MAX_ALPHA:g}, "
+            f"got {args.alpha}"
+        )
     if args.heatmap:
         check_heatmap_path(args.heatmap)
     checkpoint_file(args.run_dir, args.checkpoint)  # before stdin is read and torch imported

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -60,6 +61,44 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         finally:
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def locked(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` for a read-modify-write (read it, change it, write
+    it atomically): other processes locking the same path wait, so none of them reads a
+    version another one is about to replace, and no change is lost.
+
+    The lock is ``fcntl.flock`` on a lock file beside it (``.NAME.lock``): the file itself is
+    replaced on every write, and a lock on a replaced file excludes no one. The lock file is
+    removed on release, so a locker checks, once it holds the lock, that its file is still
+    the one at that name (else it locks again). A lock file that cannot be created (a
+    read-only folder) is a :class:`WriteError` naming ``path``.
+    """
+    path = Path(path)
+    lock_path = path.with_name(f".{path.name}.lock")
+    while True:
+        with writing(path):
+            handle = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            with writing(path):
+                fcntl.flock(handle, fcntl.LOCK_EX)  # released when the handle closes
+            if _same_file(lock_path, handle):
+                try:
+                    yield
+                finally:
+                    os.unlink(lock_path)  # while still held: the next locker makes a new one
+                return
+        finally:
+            os.close(handle)
+
+
+def _same_file(path: Path, handle: int) -> bool:
+    """Whether ``path`` still names the file open as ``handle``."""
+    try:
+        return os.stat(path).st_ino == os.fstat(handle).st_ino
+    except FileNotFoundError:
+        return False
 
 
 def write_json(path: str | Path, data: Any) -> None:

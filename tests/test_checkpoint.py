@@ -8,8 +8,9 @@ import io
 import os
 import random
 import re
+import shutil
 import zipfile
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import pytest
 import torch
@@ -23,7 +24,7 @@ from seq2seq.model.checkpoint import (
     model_from_checkpoint,
     save_checkpoint,
 )
-from tests.helpers.bad_input import failing_with, full_disk_open, plant_code
+from tests.helpers.bad_input import DELETE, failing_with, full_disk_open, hand_edited, plant_code
 from tests.helpers.models import spec_of, tiny_model
 
 
@@ -151,3 +152,98 @@ def test_weights_of_one_network_kind_under_the_other_say_so(stored_kind: str):
         f"checkpoint is inconsistent: its weights are a model.kind={stored_kind} network's but "
         f"its model_spec says model.kind={other}; use another checkpoint or retrain"
     )
+
+
+# ------------------------------------------------------------------ hand-edited payloads
+#: Plain data that ``weights_only`` loads, edited by hand: (key, value, what the line says).
+HAND_EDITS = [
+    ("model_spec.hidden_size", -4, "'model_spec.hidden_size' should be positive, got -4"),
+    ("model_spec.hidden_size", "32", "'model_spec.hidden_size' should be an integer, got '32'"),
+    ("model_spec.attention", "evil",
+     "'model_spec.attention' should be one of none, additive, dot, multihead, got 'evil'"),
+    ("model_spec.kind", "cnn", "'model_spec.kind' should be one of rnn, transformer, got 'cnn'"),
+    ("model_spec.decoder", "sideways",
+     "'model_spec.decoder' should be one of luong, bahdanau, got 'sideways'"),
+    ("model_spec.dropout", 1.5, "'model_spec.dropout' should be in [0, 1), got 1.5"),
+    ("model_spec.alignment_layer", 7, "'model_spec.alignment_layer' should be from -"),
+    ("model_spec.colour", "red", "'model_spec.colour' is not a field of a model spec"),
+    ("config.data", DELETE, "'config.data' is missing"),
+    ("config.data.char_level_src", "yes",
+     "'config.data.char_level_src' should be true or false, got 'yes'"),
+    ("max_src_len", "12", "'max_src_len' should be an integer, got '12'"),
+    ("max_src_len", 0, "'max_src_len' should be positive, got 0"),
+    ("state.step", "abc", "'state.step' should be a whole number, got 'abc'"),
+    ("vocab.src.tokens", ["a", "b"], "'vocab.src' is not a vocabulary (a vocabulary must start"),
+    ("model", [1, 2], "'model' should be an object of values, got [1, 2]"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "says"), [pytest.param(*row, id=f"{row[0]}={row[1]!r}") for row in HAND_EDITS]
+)
+def test_a_hand_edited_checkpoint_is_one_line_naming_the_file_and_the_field(
+    tiny_run, tmp_path, key, value, says
+):
+    path = tmp_path / "best.pt"
+    shutil.copy(tiny_run("additive") / "checkpoints" / "best.pt", path)
+    hand_edited(key, value)(path, tmp_path / "marker")
+    with pytest.raises(UserError) as caught:
+        load_checkpoint(path)
+    message = str(caught.value)
+    assert message.startswith(f"checkpoint {path}: {says}"), message
+    assert message.endswith("use another checkpoint (e.g. --checkpoint last.pt) or retrain")
+    assert "\n" not in message
+
+
+def test_heads_that_do_not_divide_the_key_size_are_refused_before_anything_is_built(
+    tiny_run, tmp_path
+):
+    path = tmp_path / "best.pt"
+    payload = torch.load(tiny_run("additive") / "checkpoints" / "best.pt", weights_only=True)
+    payload["model_spec"] |= {"attention": "multihead", "num_heads": 3}  # of 2 × 16
+    torch.save(payload, path)
+    with pytest.raises(UserError, match=re.escape(
+        f"checkpoint {path}: 'model_spec' does not describe a model this version builds "
+        "(num_heads=3 must divide the key size 32)"
+    )):  # fmt: skip
+        load_checkpoint(path)
+
+
+def test_a_model_spec_too_large_for_the_memory_is_refused_before_anything_is_allocated(
+    tiny_run, tmp_path, monkeypatch
+):
+    path = tmp_path / "best.pt"
+    payload = torch.load(tiny_run("additive") / "checkpoints" / "best.pt", weights_only=True)
+    payload["model_spec"]["hidden_size"] = 10**7  # a GRU of about 9 PB
+    torch.save(payload, path)
+    monkeypatch.setattr("seq2seq.model.checkpoint.available_memory", lambda: 64 << 30)
+    with pytest.raises(UserError) as caught:
+        load_checkpoint(path)
+    message = str(caught.value)
+    assert message.startswith(
+        f"checkpoint {path}: 'model_spec' (hidden_size=10000000, embed_size=16) describes a model "
+        "of 2,300,"
+    ), message
+    assert "this machine has 64.0 GiB available" in message
+
+
+def test_a_transformer_spec_whose_position_tables_alone_are_too_large_is_never_built(
+    monkeypatch,
+):
+    from seq2seq.model.memory import memory_needed
+
+    spec = spec_of(20, 25, kind="transformer", attention="multihead", num_heads=2,
+                   hidden_size=16, max_positions=10**12)  # fmt: skip
+    parameters, needed = memory_needed(spec, 4, available=64 << 30)
+    assert parameters is None and needed == 2 * 4 * 16 * 10**12  # not counted: never built
+
+
+def test_the_position_tables_are_counted_from_their_shape():
+    from seq2seq.model.memory import position_table_bytes
+    from seq2seq.model.transformer import Transformer
+
+    spec = spec_of(20, 25, kind="transformer", attention="multihead", num_heads=2,
+                   hidden_size=16, ff_size=32, max_positions=40)  # fmt: skip
+    model = Transformer(spec)
+    assert position_table_bytes(spec) == sum(b.numel() * b.element_size() for b in model.buffers())
+    assert position_table_bytes(replace(spec, kind="rnn", attention="additive")) == 0

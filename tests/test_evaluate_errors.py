@@ -5,14 +5,17 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.bad_input import (
+    DELETE,
     Case,
     Outcome,
     check_fails_cleanly,
     double_hidden_size,
+    hand_edited,
     outcomes_fixture,
     plant_code,
     run_and_bad_test_split,
     run_copy,
+    run_file_edited,
     scramble,
     truncate,
 )
@@ -44,6 +47,24 @@ EVALUATE_CASES = [
          ("the scores above were not recorded in", "metrics.json", "read-only file system",
           "copy the run folder"),
          prepare=run_copy(), read_only="{run}", stdout=("BLEU", "chrF", "AER")),
+    *[Case(f"evaluate-hand-edited-{key}-{value!r}", "evaluate.py", ("{run}",),
+           ("checkpoints/best.pt: ", says, "use another checkpoint"),
+           prepare=run_copy("best.pt", hand_edited(key, value)))
+      for key, value, says in (
+          ("model_spec.attention", "evil", "'model_spec.attention' should be one of none, "),
+          ("config.data", DELETE, "'config.data' is missing"),
+          ("state.step", "abc", "'state.step' should be a whole number, got 'abc'"),
+          ("model_spec.hidden_size", 10**7,
+           "'model_spec' (hidden_size=10000000, embed_size=16) describes a model of "),
+      )],
+    Case("evaluate-checkpoint-of-another-attention", "evaluate.py", ("{run}",),
+         ("checkpoints/best.pt and ", "metrics.json disagree about the model: attention=additive "
+          "in the checkpoint, dot in metrics.json; "),
+         prepare=run_file_edited("metrics.json", '"attention": "additive"', '"attention": "dot"')),
+    Case("evaluate-checkpoint-of-another-kind", "evaluate.py", ("{run}",),
+         ("checkpoints/best.pt and ", ".hydra/config.yaml disagree about the model: "
+          "model.kind=rnn in the checkpoint, transformer in .hydra/config.yaml; "),
+         prepare=run_file_edited(".hydra/config.yaml", "  kind: rnn", "  kind: transformer")),
 ]  # fmt: skip
 
 

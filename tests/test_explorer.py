@@ -19,6 +19,7 @@ from seq2seq.evaluation.inference import TrainedRun
 from seq2seq.evaluation.metrics import alignment_error_rate, hard_alignment
 from seq2seq.explorer.explain import RunExplorer, pick_examples
 from seq2seq.explorer.inputs import MAX_BEAM, MAX_BODY_BYTES, MAX_CHARACTERS, Query, parse_query
+from tests.helpers.bad_input import hand_edited
 from tests.helpers.explorer import Server, get, post, start_server, translate
 from tests.helpers.runs import run_script
 
@@ -272,6 +273,7 @@ def test_a_wider_bind_needs_host_and_is_warned_about(monkeypatch, capsys) -> Non
         (("{run}", "--port", "70000"), "--port 70000 is not a port number; use 0 to 65535"),
         (("{run}", "--port", "{busy}"), "cannot listen on 127.0.0.1:{busy}: Address already"),
         (("{run}", "--host", "no.such.invalid"), "--host no.such.invalid is not an address"),
+        (("{edited}",), "{edited}/checkpoints/best.pt: 'model_spec.attention' should be one of"),
     ],
 )
 def test_a_bad_start_is_one_line_before_anything_listens(
@@ -283,10 +285,13 @@ def test_a_bad_start_is_one_line_before_anything_listens(
     unfinished = tmp_path / "unfinished"
     shutil.copytree(run, unfinished)
     (unfinished / "metrics.json").unlink()
+    edited = tmp_path / "edited"
+    shutil.copytree(run, edited)
+    hand_edited("model_spec.attention", "evil")(edited / "checkpoints" / "best.pt", tmp_path)
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        names = {"tmp": tmp_path, "run": run, "unfinished": unfinished,
+        names = {"tmp": tmp_path, "run": run, "unfinished": unfinished, "edited": edited,
                  "busy": busy.getsockname()[1]}  # fmt: skip
         result = run_script("serve.py", *(a.format(**names) for a in arguments))
     assert result.returncode == 2, result.stderr

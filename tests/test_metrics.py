@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 
 import numpy as np
@@ -21,6 +22,7 @@ from seq2seq.evaluation.metrics import (
     hard_alignment,
     length_bucket,
     length_bucket_labels,
+    text_bleu,
     token_accuracy,
 )
 
@@ -64,6 +66,22 @@ def test_bleu_matches_sacrebleu_directly() -> None:
 
 def test_bleu_perfect_is_100() -> None:
     assert corpus_bleu(REFS, REFS).score == pytest.approx(100.0)
+
+
+def test_a_corpus_written_tokenized_is_scored_as_it_is_written_without_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A user's TSV whose English is tokenized (``I love China .``): the hypotheses take the
+    corpus' own form, so both sides are scored as written; sacrebleu's "forgot to
+    detokenize" warning would only repeat at every validation."""
+    references = [f"sentence {k} ends here ." for k in range(120)]
+    hypotheses = [f"sentence {k} ends there ." for k in range(120)]
+    with caplog.at_level(logging.WARNING, logger="sacrebleu"):
+        result = text_bleu(hypotheses, references)
+    assert not [r for r in caplog.records if "detokenize" in r.getMessage()]
+    bleu = sacrebleu.BLEU()  # its defaults: the 13a tokenizer
+    assert result.score == pytest.approx(bleu.corpus_score(hypotheses, [references]).score)
+    assert result.signature == str(bleu.get_signature())
 
 
 def test_chrf_matches_sacrebleu_directly() -> None:

@@ -4,6 +4,7 @@ Scores, Evaluation)."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,33 @@ def test_evaluations_without_a_training_summary(tmp_path: Path) -> None:
     record_evaluation(path, evaluation("last.pt", beam=5))
     after = json.loads(path.read_text(encoding="utf-8"))
     assert list(after) == ["evaluations"] and len(after["evaluations"]) == 2
+
+
+def record_many(path: Path, worker: int, count: int) -> None:
+    """``count`` evaluations of their own (beam widths ``worker * count + k``) into ``path``."""
+    for k in range(count):
+        record_evaluation(path, evaluation(beam=worker * count + k + 1))
+
+
+@pytest.mark.parametrize("summary", [True, False], ids=["summary", "evaluations-only"])
+def test_concurrent_evaluations_keep_every_record(tmp_path: Path, summary: bool) -> None:
+    """Two evaluate.py processes recording into one run at once lose nothing: each
+    read-modify-write of metrics.json holds the run folder's lock."""
+    path = tmp_path / "metrics.json"
+    if summary:
+        write_json(path, full_metrics())
+    workers, count = 2, 150
+    forked = multiprocessing.get_context("fork")
+    processes = [forked.Process(target=record_many, args=(path, w, count)) for w in range(workers)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=240)  # hang protection only
+        assert process.exitcode == 0
+    kept = json.loads(path.read_text(encoding="utf-8"))["evaluations"]
+    assert len(kept) == workers * count
+    assert sorted(e["beam_size"] for e in kept.values()) == list(range(1, workers * count + 1))
+    assert [p.name for p in tmp_path.iterdir()] == ["metrics.json"]  # no lock or temporary
 
 
 def test_training_writes_a_summary_that_round_trips(tiny_run) -> None:

@@ -10,6 +10,7 @@ from tests.helpers.bad_input import (
     check_fails_cleanly,
     check_shows_traceback,
     corpus_with,
+    hand_edited,
     last_good_checkpoint_loads,
     non_finite_run,
     other_vocabulary,
@@ -108,6 +109,14 @@ TRAIN_CASES = [
     Case("resume-other-tanh-form", "train.py", resume("model.tanh=sigmoid"),
          ("cannot resume", "model.tanh is 'tanh' in the checkpoint, 'sigmoid' now"),
          prepare=run_copy()),
+    *[Case(f"resume-hand-edited-{key}", "train.py", resume(),
+           ("checkpoints/last.pt: ", says, "resume cannot continue from it"),
+           prepare=run_copy("last.pt", hand_edited(key, value)))
+      for key, value, says in (
+          ("state.step", "abc", "'state.step' should be a whole number, got 'abc'"),
+          ("state.history", [5], "'state.history' should be a list of objects with step, "),
+          ("model_spec.attention", "evil", "'model_spec.attention' should be one of none, "),
+      )],
 ]  # fmt: skip
 
 MODEL_TOO_LARGE = Case(

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
 from seq2seq.analysis.bench.flops import BatchShape, flop_counter_total, train_flops
@@ -105,3 +106,41 @@ def test_tensorboard_shows_every_layers_cross_and_self_attention(tiny_run) -> No
         f"attention/sample_0/{kind}_layer_{layer}" for kind in ("cross", "self") for layer in (1, 2)
     }
     assert expected <= images, images
+
+
+def test_a_transformer_checkpoint_copied_into_a_gru_run_is_refused(tiny_run, tmp_path) -> None:
+    """A run's checkpoint and its metrics.json and .hydra/config.yaml describe one model: a
+    Transformer's best.pt in a GRU run folder is never served with the GRU's name and scores."""
+    from seq2seq.errors import UserError
+    from seq2seq.evaluation.report import evaluate_run
+    from seq2seq.explorer.explain import RunExplorer
+
+    run_dir = tmp_path / "gru"
+    shutil.copytree(tiny_run("additive"), run_dir)
+    best = run_dir / "checkpoints" / "best.pt"
+    shutil.copy(tiny_run("transformer") / "checkpoints" / "best.pt", best)
+    expected = (
+        f"checkpoint {best} and {run_dir / '.hydra' / 'config.yaml'} disagree about the model: "
+        "model.kind=transformer in the checkpoint, rnn in .hydra/config.yaml; "
+    )
+    for load in (
+        lambda: TrainedRun.load(run_dir),
+        lambda: RunExplorer.load("gru", run_dir),
+        lambda: evaluate_run(run_dir, device="cpu"),
+    ):
+        with pytest.raises(UserError) as caught:
+            load()
+        assert str(caught.value).startswith(expected), str(caught.value)
+    shutil.rmtree(run_dir / ".hydra")  # metrics.json alone says so too
+    with pytest.raises(UserError) as caught:
+        TrainedRun.load(run_dir)
+    assert str(caught.value).startswith(
+        f"checkpoint {best} and {run_dir / 'metrics.json'} disagree about the model: "
+        "attention=multihead in the checkpoint, additive in metrics.json; "
+    )
+    before = (run_dir / "metrics.json").read_bytes()
+    for script, *arguments in (("translate.py", "我 爱 中国"), ("evaluate.py",), ("serve.py",)):
+        result = run_script(script, str(run_dir), *arguments)
+        assert result.returncode == 2 and "serving" not in result.stdout, result.stderr
+        assert result.stderr.strip().splitlines() == [f"error: {caught.value}"]
+    assert (run_dir / "metrics.json").read_bytes() == before

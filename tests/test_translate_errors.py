@@ -7,13 +7,16 @@ import pytest
 from seq2seq.errors import UserError
 from seq2seq.evaluation.inference import TrainedRun
 from tests.helpers.bad_input import (
+    DELETE,
     Case,
     Outcome,
     check_fails_cleanly,
     check_shows_traceback,
+    hand_edited,
     outcomes_fixture,
     plant_code,
     run_copy,
+    run_file_edited,
     scramble,
     shared_run,
     truncate,
@@ -75,6 +78,33 @@ TRANSLATE_CASES = [
          read_only="{tmp}/ro", check=no_heatmap("ro")),
     Case("translate-heatmap-full-disk", "translate.py", ("{run}", "我", "--heatmap", "/dev/full"),
          ("cannot write /dev/full: no space left",), prepare=shared_run),
+    *[Case(f"translate-alpha-{value}", "translate.py",
+           ("{run}", "我 爱 中国", "--beam-size", "5", f"--alpha={value}"),
+           (f"--alpha must be a number from 0 (no length penalty) to 2, got {value}",),
+           prepare=shared_run)
+      for value in ("nan", "inf", "-inf", "-0.5", "2.5")],
+    *[Case(f"translate-hand-edited-{key}-{value!r}", "translate.py", ("{run}", "我 爱 中国"),
+           ("checkpoints/best.pt: ", says, "use another checkpoint"),
+           prepare=run_copy("best.pt", hand_edited(key, value)))
+      for key, value, says in (
+          ("model_spec.hidden_size", -4, "'model_spec.hidden_size' should be positive, got -4"),
+          ("model_spec.hidden_size", "32",
+           "'model_spec.hidden_size' should be an integer, got '32'"),
+          ("model_spec.attention", "evil", "'model_spec.attention' should be one of none, "),
+          ("config.data", DELETE, "'config.data' is missing"),
+          ("max_src_len", "12", "'max_src_len' should be an integer, got '12'"),
+          ("state.step", "abc", "'state.step' should be a whole number, got 'abc'"),
+          ("model_spec.hidden_size", 10**7,
+           "'model_spec' (hidden_size=10000000, embed_size=16) describes a model of "),
+      )],
+    Case("translate-checkpoint-of-another-attention", "translate.py", ("{run}", "我 爱 中国"),
+         ("checkpoints/best.pt and ", "metrics.json disagree about the model: attention=additive "
+          "in the checkpoint, dot in metrics.json; "),
+         prepare=run_file_edited("metrics.json", '"attention": "additive"', '"attention": "dot"')),
+    Case("translate-checkpoint-of-another-kind", "translate.py", ("{run}", "我 爱 中国"),
+         ("checkpoints/best.pt and ", ".hydra/config.yaml disagree about the model: "
+          "model.kind=rnn in the checkpoint, transformer in .hydra/config.yaml; "),
+         prepare=run_file_edited(".hydra/config.yaml", "  kind: rnn", "  kind: transformer")),
 ]  # fmt: skip
 
 DEBUG_CASES = [

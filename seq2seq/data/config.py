@@ -8,11 +8,13 @@ own (:class:`~seq2seq.data.synthetic.generator.CorpusSpec`).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from seq2seq.data.synthetic.generator import CorpusSpec
 from seq2seq.options import at_least, check, option
+from seq2seq.records import from_plain
 
 #: The synthetic corpus' default folder, keyed by its generator settings (relative interpolation
 #: within ``data``; checkpoints store it resolved).
@@ -136,13 +138,16 @@ class DataConfig:
         return CorpusSpec(**{name: getattr(self, name) for name in shared})
 
     @classmethod
-    def from_plain(cls, stored: dict[str, Any], seed: int | None = None) -> DataConfig:
+    def from_plain(
+        cls, stored: Mapping[str, Any], seed: int | None = None, key: str = "data"
+    ) -> DataConfig:
         """A checkpoint's stored ``data`` (plain, resolved data: read as it is, never
         interpolated again); fields it lacks take today's defaults, fields no longer known are
         dropped. ``seed``: the run's seed, the corpus seed of checkpoints older than
-        ``data.seed``."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in stored.items() if k in known}
+        ``data.seed``. Each field's type is checked (:func:`seq2seq.records.from_plain`:
+        :class:`~seq2seq.records.RecordError` naming ``key.field``), then its value (a
+        :class:`~seq2seq.errors.UserError`, as for a config)."""
+        values = dict(stored)
         if "seed" not in values and seed is not None:
             values["seed"] = seed
-        return cls(**values)
+        return from_plain(cls, values, key)

@@ -100,9 +100,15 @@ class Vocab:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Vocab:
+        """The inverse of :meth:`to_dict`; ``ValueError`` for tokens that are not a list of
+        strings starting with the specials (sentencepiece's ``RuntimeError`` for a damaged
+        model)."""
+        tokens = data["tokens"]
+        if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+            raise ValueError("its tokens should be a list of strings")
         model = data.get("sentencepiece")
         subwords = Subwords(base64.b64decode(model)) if model is not None else None
-        return cls(data["tokens"], subwords)
+        return cls(tokens, subwords)
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False), encoding="utf-8")

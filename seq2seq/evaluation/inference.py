@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import unicodedata
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +20,29 @@ from seq2seq.data.loading import check_same_file, load_splits
 from seq2seq.data.segmentation import resegment
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
-from seq2seq.evaluation.run_files import checkpoint_file
+from seq2seq.evaluation.run_files import (
+    HYDRA_CONFIG,
+    MODEL_IDENTITY,
+    check_same_model,
+    checkpoint_file,
+    value_at,
+)
+from seq2seq.evaluation.summary import METRICS_FILE
 from seq2seq.model.checkpoint import load_checkpoint, model_from_checkpoint
 from seq2seq.model.networks import Network
 from seq2seq.model.search import decode
+
+#: Zero-width characters of typed or pasted text: the zero-width space (U+200B) separates
+#: words; the non-joiner, joiner, word joiner and zero-width no-break space (byte-order mark)
+#: are not part of any word and are dropped.
+ZERO_WIDTH = str.maketrans({"\u200b": " ", "\u200c": None, "\u200d": None, "\u2060": None,
+                            "\ufeff": None})  # fmt: skip
+
+
+def _is_wide(char: str) -> bool:
+    """Whether ``char`` is a wide (East Asian) character: Chinese, Japanese, Korean, full-width
+    punctuation; each is a word of its own where no known word covers it."""
+    return unicodedata.east_asian_width(char) in ("W", "F")
 
 
 @dataclass
@@ -57,10 +78,26 @@ class TrainedRun:
     def load(
         cls, run_dir: str | Path, checkpoint: str = "best.pt", device: str = "cpu"
     ) -> TrainedRun:
+        """The run in ``run_dir`` with its ``checkpoints/<checkpoint>`` on ``device``; a
+        checkpoint whose model is not the one the run's ``.hydra/config.yaml`` and
+        ``metrics.json`` describe (copied from another run) is refused in one line
+        (:func:`~seq2seq.evaluation.run_files.check_same_model`)."""
         run_dir = Path(run_dir)
         path = checkpoint_file(run_dir, checkpoint)
         payload = load_checkpoint(path, map_location=device)
-        model, src_vocab, tgt_vocab = model_from_checkpoint(payload, device)
+        model, src_vocab, tgt_vocab = model_from_checkpoint(payload, device, f"checkpoint {path}")
+        check_same_model(
+            run_dir,
+            path,
+            {
+                HYDRA_CONFIG: {key: value_at(payload.config, key) for key in MODEL_IDENTITY},
+                METRICS_FILE: {  # as training's run_summary records them
+                    "attention": payload.spec.attention,
+                    "num_heads": model.attention.num_heads,
+                    "decoder": model.decoder.arrangement,
+                },
+            },
+        )
         model.eval()
         return cls(
             run_dir,
@@ -70,7 +107,7 @@ class TrainedRun:
             payload.config,
             payload.max_src_len,
             payload.corpus_sha256,
-            int(payload.state.get("step", 0)),
+            payload.step,
         )
 
     @property
@@ -93,9 +130,12 @@ class TrainedRun:
         return limit if table is None else min(limit, table)
 
     def tokenize(self, text: str) -> list[str]:
-        """Tokenize like the run's corpus; in a word-level run, unsegmented Chinese is split
-        into known words by greedy longest match (``我爱中国`` -> ``我 爱 中国``); a run with
-        Chinese subwords cuts the sentence into its model's pieces."""
+        """Tokenize like the run's corpus, after :data:`ZERO_WIDTH` characters are read as
+        what they are (a zero-width space separates words; the joiners join). In a word-level
+        run, unsegmented Chinese is cut into known words by greedy longest match (``我爱中国``
+        -> ``我 爱 中国``, :meth:`_segment`); a run with Chinese subwords cuts the sentence into
+        its model's pieces."""
+        text = text.translate(ZERO_WIDTH)
         char_level = self.data.char_level_src
         if self.src_vocab.subwords is not None:
             tokens = list(tokenize_src(text, char_level=char_level))
@@ -108,15 +148,41 @@ class TrainedRun:
         return tokens
 
     def _segment(self, chunk: str) -> list[str]:
-        pieces, start = [], 0
+        """``chunk`` (a word not in the vocabulary, or a sentence typed without spaces) cut
+        into the vocabulary's words by greedy longest match. What no word covers becomes
+        pieces of its own, each one unknown word: a wide (Chinese) character alone, a run of
+        other letters and digits together (``NASA``), any other character alone. A chunk in
+        which no word is found stays whole, one unknown word as typed."""
+        pieces: list[str] = []
+        start, found = 0, False
         while start < len(chunk):
-            end = next(
-                (e for e in range(len(chunk), start, -1) if self.src_vocab.knows(chunk[start:e])),
-                start + 1,
-            )
+            end = self._known_end(chunk, start)
+            found = found or end is not None
+            if end is None:
+                end = start + 1
+                if not _is_wide(chunk[start]) and chunk[start].isalnum():
+                    while (
+                        end < len(chunk)
+                        and chunk[end].isalnum()
+                        and not _is_wide(chunk[end])
+                        and self._known_end(chunk, end) is None
+                    ):
+                        end += 1
             pieces.append(chunk[start:end])
             start = end
-        return pieces if all(self.src_vocab.knows(p) for p in pieces) else [chunk]
+        return pieces if found else [chunk]
+
+    def _known_end(self, chunk: str, start: int) -> int | None:
+        """Where the longest vocabulary word starting at ``chunk[start]`` ends, if any."""
+        longest = min(len(chunk), start + self._longest_word)
+        return next(
+            (end for end in range(longest, start, -1) if self.src_vocab.knows(chunk[start:end])),
+            None,
+        )
+
+    @cached_property
+    def _longest_word(self) -> int:
+        return max(map(len, self.src_vocab.itos))
 
     def check_source(self, source: list[str], text: str) -> None:
         """Refuse a sentence this model cannot take: no tokens, or more than :attr:`input_limit`."""

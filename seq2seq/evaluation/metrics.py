@@ -102,9 +102,14 @@ def text_bleu(
     reference sentences, sacrebleu's default tokenizer (13a), one reference.
 
     ``lowercase=True`` (a model trained on lowercased English) folds both sides and the
-    signature says ``case:lc``. An empty corpus scores 0.0.
+    signature says ``case:lc``. An empty corpus scores 0.0. The hypotheses are written in
+    the corpus' own form (:func:`seq2seq.data.detokenize.join_english` undoes only what
+    reading it did), so a corpus whose English is written tokenized (``I love China .``) is
+    scored as written on both sides: ``force=True`` silences sacrebleu's "forgot to
+    detokenize" warning, which would repeat at every validation; it does not change the
+    score or the signature.
     """
-    return _sacrebleu_score(BLEU(lowercase=lowercase), hypotheses, references)
+    return _sacrebleu_score(BLEU(lowercase=lowercase, force=True), hypotheses, references)
 
 
 def text_chrf(

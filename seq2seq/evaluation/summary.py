@@ -23,7 +23,7 @@ from typing import Any
 
 from seq2seq.errors import UserError
 from seq2seq.evaluation.scores import Scores
-from seq2seq.files import write_json
+from seq2seq.files import locked, write_json
 from seq2seq.records import RecordError, from_plain, to_plain
 
 METRICS_FILE = "metrics.json"
@@ -239,12 +239,22 @@ def record_evaluation(path: str | Path, evaluation: Evaluation) -> None:
     training's own ``test`` block and every other entry.
 
     A run whose training stopped before its test has no summary: the file then holds only
-    ``{"evaluations": {...}}``, and training's summary never overwrites an evaluation.
+    ``{"evaluations": {...}}``, and training's summary never overwrites an evaluation. The
+    file is read and rewritten under its lock (:func:`seq2seq.files.locked`), so evaluations
+    recorded at the same time by other processes are all kept.
     """
     path = Path(path)
-    data = read_json(path) if path.is_file() else {}
-    if isinstance(data, Mapping) and "attention" not in data:  # evaluations only
-        evaluations = {**recorded_evaluations(path), evaluation.key: evaluation}
-        write_json(path, {**data, "evaluations": to_plain(evaluations)})
-        return
-    RunSummary.from_dict(data, path).with_evaluation(evaluation).save(path)
+    with locked(path):
+        data = read_json(path) if path.is_file() else {}
+        if isinstance(data, Mapping) and "attention" not in data:  # evaluations only
+            evaluations = {**recorded_evaluations(path), evaluation.key: evaluation}
+            write_json(path, {**data, "evaluations": to_plain(evaluations)})
+            return
+        RunSummary.from_dict(data, path).with_evaluation(evaluation).save(path)
+
+
+def record_summary(path: str | Path, summary: RunSummary) -> None:
+    """Write training's ``summary`` to ``path`` with the evaluations already recorded there
+    (each names its checkpoint and step), under the same lock as :func:`record_evaluation`."""
+    with locked(path):
+        replace(summary, evaluations=recorded_evaluations(path)).save(path)

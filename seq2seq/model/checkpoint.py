@@ -5,16 +5,18 @@ and scheduler states, RNG states, the training position, the vocabularies and th
 config — so loading one never runs code, and a file needing pickle code is refused.
 
 Every failure is one line that says whose it is: the file's (truncated, corrupted, code
-inside: :func:`load_checkpoint` reads the file on the CPU first, so only the file can fail
-there), the device's (not visible, out of memory: moving the loaded tensors there), the
-disk's (no space, read-only: :func:`save_checkpoint`, which leaves no temporary behind) or
-the run's (weights that do not fit the stored model spec: :func:`model_from_checkpoint`
-names the tensor and both shapes).
+inside, an entry edited by hand: :func:`load_checkpoint` reads the file on the CPU first and
+checks every entry, :func:`check_payload`, so only the file can fail there), the device's
+(not visible, out of memory: moving the loaded tensors there), the disk's (no space,
+read-only: :func:`save_checkpoint`, which leaves no temporary behind) or the run's (weights
+that do not fit the stored model spec: :func:`model_from_checkpoint` names the tensor and
+both shapes).
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import pickle
 import zipfile
@@ -26,12 +28,21 @@ from typing import Any
 import torch
 
 from seq2seq.choices import ModelKind
+from seq2seq.data.config import DataConfig
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.files import writing
 from seq2seq.model import ModelSpec
 from seq2seq.model.encoder import rename_one_gru_weights
+from seq2seq.model.memory import (
+    GIB,
+    INFERENCE_BYTES_PER_PARAMETER,
+    available_memory,
+    memory_needed,
+    meta_network,
+)
 from seq2seq.model.networks import Network, build_network
+from seq2seq.records import RecordError, from_plain
 from seq2seq.runtime import resolve_device
 
 FORMAT_VERSION = 1
@@ -61,6 +72,11 @@ class Checkpoint:
     def spec(self) -> ModelSpec:
         """The stored model spec (older checkpoints' tanh form taken from ``numerics``)."""
         return ModelSpec.from_dict(self.model_spec, self.numerics.get("tanh"))
+
+    @property
+    def step(self) -> int:
+        """The training step it was written at (``state.step``)."""
+        return self.state.get("step", 0)
 
     def to_dict(self) -> dict[str, Any]:
         """The file's content (shallow: tensors are not copied)."""
@@ -143,12 +159,7 @@ def load_checkpoint(
     device = resolve_device(str(map_location))
     if not path.is_file():
         raise UserError(f"checkpoint {path} does not exist; check the run folder")
-    advice = (
-        "resume cannot continue from it: train into a new folder (hydra.run.dir=...); "
-        "best.pt still serves evaluate.py and translate.py"
-        if purpose == "resume"
-        else "use another checkpoint (e.g. --checkpoint last.pt) or retrain"
-    )
+    advice = _ADVICE[purpose]
     damaged = f"checkpoint {path} is truncated or corrupted ({{}}); {advice}"
     with open(path, "rb") as handle:
         is_zip = handle.read(4) == b"PK\x03\x04"
@@ -170,6 +181,10 @@ def load_checkpoint(
     missing = [key for key in REQUIRED_KEYS if key not in payload]
     if missing:
         raise UserError(f"checkpoint {path} is incomplete (no {', '.join(missing)}); retrain")
+    try:
+        check_payload(payload)
+    except RecordError as err:
+        raise bad_checkpoint(path, err, purpose) from None
     if device.type != "cpu":
         try:
             payload = {k: v if k == "rng" else _on_device(v, device) for k, v in payload.items()}
@@ -179,6 +194,79 @@ def load_checkpoint(
                 f"({_first_line(err)}); use another device (e.g. device=cpu)"
             ) from None
     return Checkpoint.from_dict(payload)
+
+
+def check_payload(payload: Mapping[str, Any]) -> None:
+    """Check each entry of a loaded file against the checkpoint format before anything is
+    built from it: every field's type (:func:`seq2seq.records.from_plain`),
+    the model spec's fields and values (:meth:`ModelSpec.from_dict`), the vocabularies, the
+    ``data`` section inference reads, the training step, and that the model the spec describes
+    fits this machine's memory (counted without allocating it, :mod:`seq2seq.model.memory`).
+
+    Raises :class:`~seq2seq.records.RecordError` naming the first entry that does not fit
+    (``'model_spec.hidden_size' should be positive, got -4``).
+    """
+    checkpoint = from_plain(Checkpoint, payload)
+    spec = checkpoint.spec
+    if checkpoint.max_src_len < 1:
+        raise RecordError("max_src_len", f"should be positive, got {checkpoint.max_src_len}")
+    step = checkpoint.step
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise RecordError("state.step", f"should be a whole number, got {step!r:.60}")
+    for side in ("src", "tgt"):
+        try:
+            Vocab.from_dict(checkpoint.vocab[side])
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:  # sentencepiece: Runtime
+            problem = f"is not a vocabulary ({_first_line(err)})"
+            raise RecordError(f"vocab.{side}", problem) from None
+    data = checkpoint.config.get("data")
+    if not isinstance(data, Mapping):
+        problem = "is missing" if data is None else f"should be an object, got {data!r:.60}"
+        raise RecordError("config.data", problem)
+    try:
+        DataConfig.from_plain(data, seed=checkpoint.config.get("seed"), key="config.data")
+    except UserError as err:  # a value its own checks refuse, e.g. data.min_len above max_len
+        raise RecordError("config.data", f"does not fit ({err})") from None
+    _check_builds_and_fits(spec)
+
+
+def _check_builds_and_fits(spec: ModelSpec) -> None:
+    """Refuse a spec whose model does not build (heads that do not divide the key size) or
+    that this machine cannot hold (its weights only: nothing is trained), before a single
+    weight is allocated; where the available memory is unknown, only the first."""
+    available = available_memory()
+    try:
+        parameters, needed = memory_needed(
+            spec, INFERENCE_BYTES_PER_PARAMETER, math.inf if available is None else available
+        )
+    except ValueError as err:
+        raise RecordError(
+            "model_spec", f"does not describe a model this version builds ({err})"
+        ) from None
+    if available is not None and needed > available:
+        sizes = f"hidden_size={spec.hidden_size}, embed_size={spec.embed_size}"
+        if spec.kind == ModelKind.transformer:
+            sizes += f", max_positions={spec.max_positions}"
+        made = "position tables" if parameters is None else f"{parameters:,} parameters"
+        raise RecordError(
+            "model_spec",
+            f"({sizes}) describes a model of {made}, about {needed / GIB:.1f} GiB of weights; "
+            f"this machine has {available / GIB:.1f} GiB available",
+        )
+
+
+#: What to do with a checkpoint that cannot serve, by what it was loaded for.
+_ADVICE = {
+    "load": "use another checkpoint (e.g. --checkpoint last.pt) or retrain",
+    "resume": "resume cannot continue from it: train into a new folder (hydra.run.dir=...); "
+    "best.pt still serves evaluate.py and translate.py",
+}
+
+
+def bad_checkpoint(path: str | Path, err: RecordError, purpose: str = "load") -> UserError:
+    """The one line for a checkpoint entry that does not fit the format: the file, the entry
+    and what is wrong (``err``), and what to do for the ``purpose`` it was loaded for."""
+    return UserError(f"checkpoint {path}: {err}; {_ADVICE[purpose]}")
 
 
 def _on_device(value: Any, device: torch.device) -> Any:
@@ -221,33 +309,35 @@ def _first_line(err: BaseException | str) -> str:
 
 
 def model_from_checkpoint(
-    checkpoint: Checkpoint, device: str | torch.device = "cpu"
+    checkpoint: Checkpoint, device: str | torch.device = "cpu", source: str = "checkpoint"
 ) -> tuple[Network, Vocab, Vocab]:
-    """Rebuild the model and its vocabularies; mismatches are a :class:`UserError`."""
+    """Rebuild the model and its vocabularies; mismatches are a :class:`UserError` that names
+    ``source`` (e.g. ``checkpoint runs/x/checkpoints/best.pt``). The stored weights are
+    compared with the shapes of the model the spec describes before that model is built."""
     try:
         spec = checkpoint.spec
         src_vocab = Vocab.from_dict(checkpoint.vocab["src"])
         tgt_vocab = Vocab.from_dict(checkpoint.vocab["tgt"])
     except (KeyError, TypeError, ValueError) as err:
         raise UserError(
-            f"checkpoint is inconsistent: unreadable model spec or vocabularies ({err!r:.160})"
+            f"{source} is inconsistent: unreadable model spec or vocabularies ({err!r:.160})"
         ) from None
     if (len(src_vocab), len(tgt_vocab)) != (spec.src_vocab_size, spec.tgt_vocab_size):
-        raise UserError("checkpoint is inconsistent: its vocabularies do not fit its model")
+        raise UserError(f"{source} is inconsistent: its vocabularies do not fit its model")
     stored_kind = weights_kind(checkpoint.model)
     if stored_kind != spec.kind:
         raise UserError(
-            f"checkpoint is inconsistent: its weights are a model.kind={stored_kind} network's "
+            f"{source} is inconsistent: its weights are a model.kind={stored_kind} network's "
             f"but its model_spec says model.kind={spec.kind}; use another checkpoint or retrain"
         )
-    model = build_network(spec)
-    misfits = weight_misfits(model.state_dict(), checkpoint.model)
+    misfits = weight_misfits(meta_network(spec).state_dict(), checkpoint.model)
     if misfits:
         more = f" (and {len(misfits) - 1} more)" if len(misfits) > 1 else ""
         raise UserError(
-            f"checkpoint weights do not fit its model config: {misfits[0]}{more}; its "
+            f"{source}: its weights do not fit its model config: {misfits[0]}{more}; its "
             "model_spec and weights come from different models: use another checkpoint or retrain"
         )
+    model = build_network(spec)
     model.load_state_dict(checkpoint.model)
     return model.to(device), src_vocab, tgt_vocab
 

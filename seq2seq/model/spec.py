@@ -11,6 +11,22 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from seq2seq.choices import ATTENTION_NAMES, DECODER_TYPES, MODEL_KINDS, TanhForm
+from seq2seq.records import RecordError, from_plain
+
+#: The sizes that count something (tokens, units, layers, heads): at least 1 each.
+_COUNTS = (
+    "src_vocab_size", "tgt_vocab_size", "embed_size", "hidden_size", "encoder_layers",
+    "decoder_layers", "ff_size", "num_heads",
+)  # fmt: skip
+#: The named choices and the names each may take (``tanh`` stored resolved: never ``auto``).
+_CHOICES = {
+    "attention": ATTENTION_NAMES,
+    "decoder": DECODER_TYPES,
+    "kind": MODEL_KINDS,
+    "tanh": (TanhForm.tanh, TanhForm.sigmoid),
+}
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -39,19 +55,62 @@ class ModelSpec:
     alignment_layer: int  # the decoder layer whose cross-attention is reported
 
     @classmethod
-    def from_dict(cls, stored: dict[str, Any], legacy_tanh: str | None = None) -> ModelSpec:
+    def from_dict(
+        cls, stored: dict[str, Any], legacy_tanh: str | None = None, key: str = "model_spec"
+    ) -> ModelSpec:
         """Rebuild from a checkpoint's ``model_spec``, including older names of fields and
         fields it was written before (``legacy_tanh``: the form older checkpoints recorded
-        apart, in ``numerics``)."""
+        apart, in ``numerics``).
+
+        Every field is checked before a model is built from it: its type
+        (:func:`~seq2seq.records.from_plain`), then its value (:meth:`check`). Raises
+        :class:`~seq2seq.records.RecordError` naming the first field that does not fit
+        (``model_spec.hidden_size``), or one this version does not know.
+        """
         values = dict(stored)
+        if "tanh" not in values and legacy_tanh is not None:  # checkpoints before model.tanh
+            values["tanh"] = legacy_tanh
         for old, new in LEGACY_FIELD_NAMES.items():
             if old in values:
                 values[new] = values.pop(old)
-        if "tanh" not in values and legacy_tanh is not None:  # checkpoints before model.tanh
-            values["tanh"] = legacy_tanh
         known = {f.name for f in fields(cls)}
-        stored_fields = {k: v for k, v in values.items() if k in known}
-        return cls(**{**WRITTEN_BEFORE_THE_FIELD, **stored_fields})
+        unknown = [name for name in values if name not in known]
+        if unknown:  # building without it would make another model than the one stored
+            raise RecordError(f"{key}.{unknown[0]}", "is not a field of a model spec")
+        spec = from_plain(cls, {**WRITTEN_BEFORE_THE_FIELD, **values}, key)
+        spec.check(key)
+        return spec
+
+    def check(self, key: str = "model_spec") -> None:
+        """Raise :class:`~seq2seq.records.RecordError` for the first value no model has: a
+        count below 1, an unknown name, a dropout outside [0, 1), a missing layer."""
+        for name in _COUNTS:
+            if getattr(self, name) < 1:
+                raise RecordError(f"{key}.{name}", f"should be positive, got {getattr(self, name)}")
+        if self.attention_hidden_size is not None and self.attention_hidden_size < 1:
+            raise RecordError(
+                f"{key}.attention_hidden_size",
+                f"should be positive or null, got {self.attention_hidden_size}",
+            )
+        if self.max_positions < 2:
+            raise RecordError(
+                f"{key}.max_positions", f"should be at least 2, got {self.max_positions}"
+            )
+        if not 0.0 <= self.dropout < 1.0:
+            raise RecordError(f"{key}.dropout", f"should be in [0, 1), got {self.dropout}")
+        for name, names in _CHOICES.items():
+            if getattr(self, name) not in names:
+                raise RecordError(
+                    f"{key}.{name}",
+                    f"should be one of {', '.join(names)}, got {getattr(self, name)!r}",
+                )
+        layers = self.decoder_layers
+        if not -layers <= self.alignment_layer < layers:
+            raise RecordError(
+                f"{key}.alignment_layer",
+                f"should be from -{layers} to {layers - 1} (a decoder layer), "
+                f"got {self.alignment_layer}",
+            )
 
 
 #: Field names that checkpoints written by earlier versions use.

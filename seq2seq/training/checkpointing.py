@@ -17,7 +17,8 @@ from seq2seq.data.loading import Corpus
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
 from seq2seq.model import ModelSpec
-from seq2seq.model.checkpoint import Checkpoint, load_checkpoint
+from seq2seq.model.checkpoint import Checkpoint, bad_checkpoint, load_checkpoint
+from seq2seq.records import RecordError
 from seq2seq.training.resume import frozen_differences
 from seq2seq.training.schedule import Schedule
 from seq2seq.training.state import TrainState
@@ -97,6 +98,10 @@ def resume_point(
             "to continue"
         )
     saved = load_checkpoint(path, map_location=device, purpose="resume")
+    try:
+        TrainState.from_dict(saved.state, "state")  # what the trainer continues from
+    except RecordError as err:
+        raise bad_checkpoint(path, err, purpose="resume") from None
     changed = frozen_differences(saved.config, config)
     if changed:
         raise UserError(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from seq2seq.config.schema import Config, to_plain
@@ -20,7 +19,7 @@ from seq2seq.evaluation.summary import (
     Decoding,
     Distributed,
     RunSummary,
-    recorded_evaluations,
+    record_summary,
 )
 from seq2seq.files import atomic_write_bytes
 from seq2seq.training.distributed import ProcessGroup
@@ -129,9 +128,7 @@ def train(
         )
         tested, test_scores, decoding = trainer.test()
         summary = run_summary(trainer, config, tested, test_scores, compute, decoding)
-        # what evaluate.py recorded (each names its checkpoint and step) is kept
-        summary = replace(summary, evaluations=recorded_evaluations(run_dir / METRICS_FILE))
-        summary.save(run_dir / METRICS_FILE)
+        record_summary(run_dir / METRICS_FILE, summary)  # keeps what evaluate.py recorded
         final = {
             "hparam/test_bleu": test_scores.bleu,
             "hparam/test_exact_match": test_scores.exact_match,

@@ -46,6 +46,8 @@ class TrainState:
         return to_plain(self)
 
     @classmethod
-    def from_dict(cls, stored: dict[str, Any]) -> TrainState:
-        """From a checkpoint's ``state`` (older checkpoints' extra keys are dropped)."""
-        return from_plain(cls, {k: v for k, v in stored.items() if k not in _LEGACY_KEYS})
+    def from_dict(cls, stored: dict[str, Any], key: str = "") -> TrainState:
+        """From a checkpoint's ``state`` (older checkpoints' extra keys are dropped);
+        :class:`~seq2seq.records.RecordError` names a field that does not fit, prefixed by
+        ``key``."""
+        return from_plain(cls, {k: v for k, v in stored.items() if k not in _LEGACY_KEYS}, key)

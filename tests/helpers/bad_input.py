@@ -224,6 +224,35 @@ def double_hidden_size(path: Path, marker: Path) -> None:
     save_checkpoint(path, Checkpoint.from_dict(payload))
 
 
+class Deleted:
+    """The value :func:`hand_edited` gives a key to remove it."""
+
+    def __repr__(self) -> str:
+        return "<deleted>"
+
+
+DELETE = Deleted()
+
+
+def hand_edited(key: str, value: object) -> Callable[[Path, Path], None]:
+    """A damage: the checkpoint with its dotted ``key`` (``model_spec.hidden_size``) set to
+    ``value``, or removed (:data:`DELETE`); still plain data, so ``weights_only`` loads it."""
+
+    def damage(path: Path, marker: Path) -> None:
+        payload = torch.load(path, weights_only=True)
+        *parents, last = key.split(".")
+        node = payload
+        for parent in parents:
+            node = node[parent]
+        if value is DELETE:
+            del node[last]
+        else:
+            node[last] = value
+        torch.save(payload, path)
+
+    return damage
+
+
 # ---------------------------------------------------------------------------- the table
 class Shared(NamedTuple):
     corpus: Path  # the session toy corpus (read only)
@@ -265,6 +294,21 @@ def run_copy(checkpoint: str = "best.pt", damage: Callable | None = None) -> Pre
         if damage is not None:
             damage(run / "checkpoints" / checkpoint, tmp / "marker")
         return {"corpus": shared.corpus, "run": run, "marker": tmp / "marker"}
+
+    return prepare
+
+
+def run_file_edited(name: str, old: str, new: str) -> Prepare:
+    """A copy of the tiny run whose file ``name`` (``metrics.json``, ``.hydra/config.yaml``)
+    says ``new`` where it said ``old``: as if its checkpoint came from another run."""
+
+    def prepare(shared: Shared, tmp: Path) -> dict[str, Path]:
+        paths = run_copy()(shared, tmp)
+        path = paths["run"] / name
+        text = path.read_text(encoding="utf-8")
+        assert old in text, f"{old!r} is not in {path}"
+        path.write_text(text.replace(old, new), encoding="utf-8")
+        return paths
 
     return prepare
 
