@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from seq2seq.analysis.compare import Stat, build_comparison, load_runs, mean_sd, render_csv
+from seq2seq.analysis.compare import (
+    Stat,
+    build_comparison,
+    load_runs,
+    mean_sd,
+    render_csv,
+    render_markdown,
+    to_json,
+)
 from seq2seq.errors import UserError
 from tests.helpers.metrics import fake_metrics, fake_sweep, write_run
 
@@ -97,3 +105,59 @@ def test_mixed_datasets_refused_unless_allowed(tmp_path: Path) -> None:
     comparison = build_comparison(runs, allow_mixed_data=True)
     assert comparison.datasets == ["synthetic", "tatoeba"]
     assert any("different datasets" in w for w in comparison.warnings)
+
+
+def settings(hidden_size: int, seed: int, **train: object) -> dict[str, object]:
+    """A run's config as metrics.json records it (only the parts these tests vary)."""
+    return {"seed": seed, "device": "cpu", "model": {"hidden_size": hidden_size, "dropout": 0.1},
+            "train": {"num_threads": 1, **train}}  # fmt: skip
+
+
+def test_runs_that_differ_in_a_setting_are_compared_apart(tmp_path: Path) -> None:
+    """A sweep over model.hidden_size and seed: one row per hidden size, over both seeds."""
+    for hidden in (32, 48):
+        for seed in (0, 1):
+            config = settings(hidden, seed, num_threads=seed + 1)  # threads: not a setting
+            bleu = hidden + seed
+            metrics = fake_metrics("additive", seed, bleu=bleu, config=config)
+            write_run(tmp_path / f"additive_seed{seed}" / f"model.hidden_size={hidden}", metrics)
+    comparison = build_comparison(load_runs([tmp_path]))
+    names = [v.name for v in comparison.variants]
+    assert names == ["additive model.hidden_size=32", "additive model.hidden_size=48"]
+    small, large = comparison.variants
+    assert small.settings == {"model.hidden_size": 32} and small.seeds == [0, 1]
+    assert small.stats["bleu"].mean == pytest.approx(32.5)
+    assert large.stats["bleu"].mean == pytest.approx(48.5)
+    assert "| additive model.hidden_size=48 | 2 |" in render_markdown(comparison)
+    header, first = render_csv(comparison).splitlines()[:2]
+    row = dict(zip(header.split(","), first.split(","), strict=True))
+    assert row["variant"] == "additive model.hidden_size=32"
+    assert row["settings"] == "model.hidden_size=32"
+    assert to_json(comparison)["variants"][1]["settings"] == {"model.hidden_size": 48}
+
+
+def test_runs_that_differ_only_in_seed_and_machine_are_one_variant(tmp_path: Path) -> None:
+    """The canonical sweep (variant × seed): one row per variant, named as before; the seed,
+    the device and the threads are not what a row compares."""
+    for seed in (0, 1, 2):
+        config = settings(32, seed, num_threads=seed) | {"device": ["cpu", "cuda", "auto"][seed]}
+        write_run(tmp_path / f"dot_seed{seed}", fake_metrics("dot", seed, config=config))
+    write_run(tmp_path / "old_dot_seed3", fake_metrics("dot", 3))  # no config recorded
+    (variant,) = build_comparison(load_runs([tmp_path])).variants
+    assert (variant.name, variant.settings, variant.seeds) == ("dot", {}, [0, 1, 2, 3])
+
+
+def test_two_corpora_of_one_name_are_refused_naming_them_and_their_runs(tmp_path: Path) -> None:
+    """Runs copied without .hydra/ from two synthetic corpora: metrics.json's corpus
+    fingerprint tells them apart."""
+    first, second = "1" * 64, "2" * 64
+    write_run(tmp_path / "a", fake_metrics("additive", 0, corpus_sha256=first))
+    write_run(tmp_path / "b", fake_metrics("additive", 1, corpus_sha256=second))
+    runs = load_runs([tmp_path])
+    with pytest.raises(UserError) as caught:
+        build_comparison(runs)
+    message = str(caught.value)
+    assert "the runs use different datasets" in message and "--allow-mixed-data" in message
+    assert f"synthetic (corpus {first[:12]}): 1 run ({tmp_path / 'a'})" in message
+    assert f"synthetic (corpus {second[:12]}): 1 run ({tmp_path / 'b'})" in message
+    assert len(build_comparison(runs, allow_mixed_data=True).datasets) == 2

@@ -48,13 +48,15 @@ def test_scores_without_alignment_write_its_keys_as_null() -> None:
 def test_older_files_without_newer_fields_load_with_defaults() -> None:
     newer = (
         "num_heads", "decoder", "steps", "seconds_to_best", "bleu_signature", "valid_best",
-        "test_checkpoint",
+        "test_checkpoint", "corpus_sha256",
     )  # fmt: skip
     old = {k: v for k, v in full_metrics().items() if k not in newer}
     summary = RunSummary.from_dict(old)
     assert summary.decoder == "bahdanau" and summary.num_heads == 1
     assert summary.steps is None and summary.seconds_to_best is None
     assert summary.bleu_signature is None and summary.valid_best is None
+    assert summary.corpus_sha256 is None and summary.config is None
+    assert not {"corpus_sha256", "config"} & set(summary.to_dict())  # a rewrite adds neither
     assert summary.test.bleu == 20.0 and summary.evaluations == {}
 
 
@@ -188,7 +190,9 @@ def test_concurrent_evaluations_keep_every_record(tmp_path: Path, summary: bool)
 def test_training_writes_a_summary_that_round_trips(tiny_run) -> None:
     path = tiny_run("additive") / "metrics.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert list(data) == [*TRAINING_KEYS, "distributed", "compute", "decoding"]
+    assert list(data) == [*TRAINING_KEYS, "distributed", "compute", "decoding", "config"]
+    assert data["config"]["model"]["hidden_size"] == 16 and data["config"]["seed"] == 0
+    assert len(data["corpus_sha256"]) == 64  # the corpus files' fingerprint
     assert data["distributed"] == {"world_size": 1, "backend": None, "world_sizes": [1]}
     compute = data["compute"]
     assert list(compute) == ["train_seconds", "processes", "train_tokens"]

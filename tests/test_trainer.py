@@ -15,7 +15,7 @@ from seq2seq.config.compose import load_config
 from seq2seq.config.schema import TrainConfig
 from seq2seq.data.batching import BucketBatchSampler
 from seq2seq.model.checkpoint import load_checkpoint, save_checkpoint
-from seq2seq.training.run import run_summary, throughput
+from seq2seq.training.run import fit_and_test, throughput
 from seq2seq.training.schedule import PlateauSchedule
 from seq2seq.training.state import TrainState
 from seq2seq.training.tblog import RunLogger
@@ -124,14 +124,12 @@ def test_the_process_count_of_every_part_of_a_resumed_run_is_recorded(
     saved = load_checkpoint(last)
     saved.state["world_sizes"] = [2]  # as a two-process start would have left it
     save_checkpoint(last, saved)
-    resumed = Trainer(
-        load_config([*overrides, "train.max_steps=24", "resume=true"]), last.parents[1]
-    )
-    fit(resumed, tmp_path)
+    config = load_config([*overrides, "train.max_steps=24", "resume=true"])
+    resumed = Trainer(config, last.parents[1])
+    summary = fit_and_test(resumed, config)
     assert resumed.state.world_sizes == [2, 1]
-    tested, scores, decoding = resumed.test()
-    summary = run_summary(resumed, load_config(overrides), tested, scores, decoding=decoding)
-    assert summary.distributed is not None and summary.distributed.world_sizes == [2, 1]
+    assert summary is not None and summary.distributed is not None
+    assert summary.distributed.world_sizes == [2, 1]
 
 
 def test_the_run_counts_the_target_tokens_it_trained_on(trainer: Trainer, tmp_path: Path) -> None:

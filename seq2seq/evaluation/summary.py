@@ -10,7 +10,8 @@ in :attr:`RunSummary.extra` and written after the others, so a rewrite loses not
 
 Files written before a field existed still load: ``decoder`` defaults to ``"bahdanau"`` (the
 only arrangement before ``model.decoder``), ``num_heads`` to 1, the other newer fields to
-``None`` or empty (see each field's default).
+``None`` or empty (see each field's default); the fields of :data:`OPTIONAL` are written only
+when a run has them, so a rewrite of an older file does not add them.
 """
 
 from __future__ import annotations
@@ -131,6 +132,9 @@ class RunSummary:
     decoder: str = LEGACY_DECODER
     seed: int
     data: str
+    # the corpus files the run read (seq2seq.training.run.corpus_sha256): what tells two corpora
+    # of one name apart (two synthetic corpora, two folders of data=tsv)
+    corpus_sha256: str | None = None
     parameters: int
     steps: int | None = None
     best_step: int
@@ -144,6 +148,7 @@ class RunSummary:
     distributed: Distributed | None = None
     compute: Compute | None = None
     decoding: Decoding | None = None  # of the test block's search
+    config: dict[str, Any] | None = None  # the run's config as plain data (.hydra/config.yaml's)
     evaluations: dict[str, Evaluation] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -156,10 +161,10 @@ class RunSummary:
         return None if self.decoding is None else self.decoding.sentences_per_second
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object: the fields in order (``distributed``, ``compute``, ``decoding``
-        and ``evaluations`` only when there are any), then :attr:`extra`."""
+        """The JSON object: the fields in order (the optional ones of :data:`OPTIONAL` only
+        when there are any), then :attr:`extra`."""
         data = {k: v for k, v in to_plain(self).items() if k != "extra"}
-        for optional in ("distributed", "compute", "decoding", "evaluations"):
+        for optional in OPTIONAL:
             if not data[optional]:
                 del data[optional]
         return data | self.extra
@@ -205,6 +210,10 @@ class RunSummary:
     def with_evaluation(self, evaluation: Evaluation) -> RunSummary:
         """A copy with ``evaluation`` added (replacing an earlier one of the same key)."""
         return replace(self, evaluations={**self.evaluations, evaluation.key: evaluation})
+
+
+#: The fields written only when a run has them (older files have none of them).
+OPTIONAL = ("corpus_sha256", "distributed", "compute", "decoding", "config", "evaluations")
 
 
 def read_json(path: Path) -> object:

@@ -1,5 +1,5 @@
-"""``python scripts/train.py …`` once Hydra has composed the config: check it, claim the run
-folder, then train here or on the processes ``train.processes`` asks for.
+"""``python scripts/train.py …`` once Hydra has composed the config: claim the run folder,
+then train here or on the processes ``train.processes`` asks for.
 
 What every process of a run does, in order (see also :mod:`.run_folder`, :mod:`.processes`,
 :mod:`seq2seq.training.distributed`):
@@ -9,7 +9,9 @@ What every process of a run does, in order (see also :mod:`.run_folder`, :mod:`.
 2. the owner of the run folder — this process, or the launcher that started it — claims it;
 3. a launching process (``train.processes`` > 1 outside torchrun) makes the corpus once, starts
    the workers and waits; otherwise this process trains, joining torchrun's process group if
-   it is one of its ranks;
+   it is one of its ranks: it builds the trainer (the command is accepted once it is built),
+   rank 0 records the run in its folder (:meth:`RunFolder.accept`), then it fits and tests
+   (:func:`seq2seq.training.run.fit_and_test`);
 4. a refused command removes the run folder it made, and a stop by signal says how to resume.
 """
 
@@ -26,12 +28,7 @@ import torch.distributed as dist
 
 from seq2seq.config.schema import Config
 from seq2seq.errors import UserError
-from seq2seq.launch.processes import (
-    check_batch_size,
-    launch_run,
-    planned_processes,
-    refuse_multirun,
-)
+from seq2seq.launch.processes import check_batch_size, launch_run, planned_processes
 from seq2seq.launch.run_folder import LOCKED_ENV, RunFolder
 from seq2seq.runtime import resolve_device
 from seq2seq.training.distributed import process_group
@@ -56,28 +53,33 @@ def run_command(
     claimed; ``script`` and
     ``argv``: how this process was started, for the workers a launch starts.
     """
-    launch = WorldPosition.from_env()
+    position = WorldPosition.from_env()
     try:
-        refuse_multirun(launch, multirun)
         processes = (
-            launch.world_size if launch.launched else planned_processes(config, multirun=multirun)
+            position.world_size
+            if position.launched
+            else planned_processes(config, multirun=multirun)
         )
         check_batch_size(processes, config.train.batch_size)
-        if launch.is_main:
+        if position.is_main:
             folder.claim()
-        if processes > 1 and not launch.launched:
+        if processes > 1 and not position.launched:
             return launch_run(config.data, folder, script, argv, processes)
         # only a process that trains loads the trainer (matplotlib, TensorBoard, the model): a
         # launcher starts its workers that much sooner (1.5 s of imports on a slow 2-core machine)
-        from seq2seq.training.run import train
+        from seq2seq.training.run import fit_and_test
+        from seq2seq.training.trainer import Trainer
 
-        with process_group(launch, resolve_device(config.device)) as group:
+        with process_group(position, resolve_device(config.device)) as group:
             run_dir = Path(group.broadcast(str(folder.path)))
-            with _stops_explained(launch, run_dir, group.distributed):
-                summary = train(config, run_dir, group, accept=lambda: folder.accept(config, hydra))
+            with _stops_explained(position, run_dir, group.distributed):
+                trainer = Trainer(config, run_dir, group)  # built: the command is accepted
+                if position.is_main:
+                    folder.accept(config, hydra)
+                summary = fit_and_test(trainer, config)
         return summary.test.bleu if summary is not None else 0.0
     except UserError:
-        if launch.is_main:  # ranks above 0 see "." as their folder: it is not theirs
+        if position.is_main:  # ranks above 0 see "." as their folder: it is not theirs
             folder.abandon()
         raise
     finally:
@@ -85,13 +87,13 @@ def run_command(
 
 
 @contextlib.contextmanager
-def _stops_explained(launch: WorldPosition, run_dir: Path, distributed: bool) -> Iterator[None]:
+def _stops_explained(position: WorldPosition, run_dir: Path, distributed: bool) -> Iterator[None]:
     """A stop of the training this process runs as the one line and exit code it deserves:
     a signal (how to resume), a lost peer, Ctrl-C outside the loop (what is kept)."""
     try:
         yield
     except TrainingInterrupted as stop:
-        if launch.is_main:
+        if position.is_main:
             log.warning(
                 "stopped by %s; checkpoint saved to %s. Continue with the same command "
                 "and resume=true hydra.run.dir=%s",
@@ -102,10 +104,10 @@ def _stops_explained(launch: WorldPosition, run_dir: Path, distributed: bool) ->
         raise SystemExit(128 + stop.signum) from None
     except RuntimeError as err:
         if distributed and _peer_lost(err):
-            raise PeerLost(launch) from None
+            raise PeerLost(position) from None
         raise
     except KeyboardInterrupt:  # Ctrl-C outside the training loop (start-up or final test)
-        if launch.is_main:
+        if position.is_main:
             log.warning("interrupted; whatever %s holds so far is kept", run_dir)
         raise SystemExit(130) from None
 
@@ -117,9 +119,9 @@ class PeerLost(UserError):
 
     exit_code = 1
 
-    def __init__(self, launch: WorldPosition) -> None:
+    def __init__(self, position: WorldPosition) -> None:
         super().__init__(
-            f"rank {launch.rank} lost a peer process of the run (it died or was stopped); the "
+            f"rank {position.rank} lost a peer process of the run (it died or was stopped); the "
             "launcher's log says which; resume with resume=true once it is restarted"
         )
         self.silent = os.environ.get(LOCKED_ENV) is not None

@@ -15,6 +15,7 @@ its line.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import logging
 import os
@@ -27,22 +28,19 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from seq2seq.config.compose import load_config
 from seq2seq.config.schema import to_config
-from seq2seq.errors import UserError, debug_enabled, one_line_errors
+from seq2seq.errors import UserError, one_line_errors
 from seq2seq.launch.processes import refuse_multirun, worker_overrides
 from seq2seq.launch.run_folder import RunFolder
 from seq2seq.launch.workers import (
     WORKER_GRACE_S,
     die_with_launcher,
     quiet_streams,
+    quiet_worker,
     restore_streams,
 )
 from seq2seq.training.ranks import WorldPosition
-
-
-def _quiet_worker() -> bool:
-    """Whether this process is a rank above 0 that leaves the talking to rank 0."""
-    return not WorldPosition.from_env().is_main and not debug_enabled()
 
 
 def start(app: Callable[[], object], argv: list[str]) -> None:
@@ -50,14 +48,16 @@ def start(app: Callable[[], object], argv: list[str]) -> None:
 
     A process started by a launcher (torchrun, or this project's launch) ends through
     :func:`_end_launched` once its work is done and its process group destroyed."""
-    launch, quiet = WorldPosition.from_env(), _quiet_worker()
-    if launch.launched:
+    with one_line_errors():  # every process speaks: which one it is is not known yet
+        position = WorldPosition.from_env()
+    quiet = quiet_worker()
+    if position.launched:
         die_with_launcher()
     code = 0
     try:
         with one_line_errors(quiet):
-            refuse_multirun(launch, bool({"-m", "--multirun"} & set(argv)))
-            if not launch.is_main:
+            check_flags(position, argv)
+            if not position.is_main:
                 sys.argv = [sys.argv[0], *worker_overrides(argv)]
                 if quiet:
                     quiet_streams()
@@ -66,10 +66,42 @@ def start(app: Callable[[], object], argv: list[str]) -> None:
         code = _exit_code(stop)
         if quiet and code:
             time.sleep(WORKER_GRACE_S)
-        if not launch.launched:
+        if not position.launched:
             raise
-    if launch.launched:
+    if position.launched:
         _end_launched(code)
+
+
+def hydra_flags(argv: list[str]) -> argparse.Namespace:
+    """Hydra's command line as ``hydra.main`` reads it (every flag of Hydra 1.3, so that a
+    flag's value is never taken for an override): ``multirun``, ``cfg``, ``overrides``..."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("overrides", nargs="*")
+    parser.add_argument("--cfg", "-c", choices=["job", "hydra", "all"])
+    parser.add_argument("--info", "-i", nargs="?", const="all")
+    for flags in (("--package", "-p"), ("--config-path", "-cp"), ("--config-name", "-cn"),
+                  ("--config-dir", "-cd"), ("--experimental-rerun",)):  # fmt: skip
+        parser.add_argument(*flags)
+    for flags in (("--multirun", "-m"), ("--run", "-r"), ("--help", "-h"), ("--hydra-help",),
+                  ("--version",), ("--resolve",), ("--shell-completion", "-sc")):  # fmt: skip
+        parser.add_argument(*flags, action="store_true")
+    return parser.parse_known_intermixed_args(argv)[0]  # Hydra refuses anything else
+
+
+def check_flags(position: WorldPosition, argv: list[str]) -> None:
+    """What Hydra's flags in ``argv`` ask, checked before Hydra acts on them (Hydra itself
+    parses them again): a sweep (``-m``) under torchrun is refused; ``--cfg`` prints one run's
+    config without a job, so a sweep is refused and the config is checked here."""
+    flags = hydra_flags(argv)
+    refuse_multirun(position, flags.multirun)
+    if flags.cfg is None:
+        return
+    if flags.multirun:
+        raise UserError(
+            "--cfg shows the config of one run and cannot be combined with -m: drop -m and "
+            "give one value per option (e.g. attention=none)"
+        )
+    load_config(flags.overrides)  # one line if it is not a config train.py would run
 
 
 def _exit_code(stop: SystemExit) -> int:
@@ -97,12 +129,13 @@ def _end_launched(code: int) -> NoReturn:
 
 def run_job(composed: DictConfig, *, script: str, argv: list[str]) -> float:
     """The Hydra job: the config converted once, then the command; returns the test BLEU."""
-    quiet = _quiet_worker()
+    quiet = quiet_worker()
     if quiet:
         restore_streams()  # training may print (tqdm is off there; warnings are not)
     with one_line_errors(quiet):
         hydra = HydraConfig.get()
-        folder = RunFolder(hydra.runtime.output_dir, hydra.job.name)
+        multirun = hydra.mode == RunMode.MULTIRUN
+        folder = RunFolder(hydra.runtime.output_dir, hydra.job.name, in_sweep=multirun)
         try:
             config = to_config(composed)
         except UserError:
@@ -111,5 +144,4 @@ def run_job(composed: DictConfig, *, script: str, argv: list[str]) -> float:
             raise
         from seq2seq.launch.command import run_command  # torch: after the config is known good
 
-        multirun = hydra.mode == RunMode.MULTIRUN
         return run_command(config, hydra, folder, script=script, argv=argv, multirun=multirun)

@@ -52,9 +52,9 @@ def worker_overrides(argv: Sequence[str]) -> list[str]:
     return kept + [f"{key}={value}" for key, value in _WORKER_HYDRA.items()]
 
 
-def refuse_multirun(launch: WorldPosition, multirun: bool) -> None:
+def refuse_multirun(position: WorldPosition, multirun: bool) -> None:
     """A Hydra sweep under torchrun is a :class:`UserError` (checked before Hydra starts)."""
-    if launch.distributed and multirun:
+    if position.distributed and multirun:
         raise UserError(
             "-m/--multirun cannot run under torchrun (every rank would sweep on its own); "
             "sweep without torchrun, e.g. hydra/launcher=submitit_slurm, or start torchrun "

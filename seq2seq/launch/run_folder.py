@@ -14,7 +14,11 @@ Hydra makes the folder and composes the config; everything else waits:
    ``overrides.yaml``) and starts ``train.log`` with the held lines.
 
 A refused command leaves the folder as it was, and removes it when it made it
-(:meth:`RunFolder.abandon`), so failed commands leave no empty run folders.
+(:meth:`RunFolder.abandon`), so failed commands leave no empty run folders. Which folder a
+command makes is known only before Hydra makes it: :func:`note_new_folder` (Hydra's
+``on_run_start``, :mod:`.callbacks`) records a run folder that does not exist yet; a folder
+the user made, or a link to one, is never removed. A sweep's job folder, made by Hydra inside
+the sweep's folder, is the sweep's when it is empty.
 """
 
 from __future__ import annotations
@@ -36,16 +40,43 @@ from seq2seq.files import atomic_write_text
 
 #: Set by the launcher for its workers: the run folder it holds the lock of for them.
 LOCKED_ENV = "SEQ2SEQ_RUN_DIR_LOCKED"
+#: Set before Hydra makes the run folder, when there is none yet: the folder this command (and
+#: the workers it starts, which inherit it) may remove when the command is refused.
+MADE_ENV = "SEQ2SEQ_RUN_DIR_MADE"
 _FORMAT = "[%(asctime)s][%(name)s][%(levelname)s] - %(message)s"
 
 
-class RunFolder:
-    """One run folder and what this command has done to it."""
+def check_folder_path(path: Path, option: str, purpose: str = "the run") -> None:
+    """A :class:`UserError` when ``path`` (``option``'s value) cannot be a folder because it,
+    or a folder above it, is a file (Hydra would fail to make it with a traceback)."""
+    for place in (path, *path.parents):
+        if place.is_dir():
+            return
+        if os.path.lexists(place):
+            what = "a link to nothing" if place.is_symlink() else "a file, not a folder"
+            raise UserError(
+                f"{option}={path}: {place} is {what}; choose a folder for {purpose} (a new one, "
+                "or an empty one)"
+            )
 
-    def __init__(self, path: str | Path, log_name: str = "train") -> None:
+
+def note_new_folder(path: str | Path) -> None:
+    """Record that ``path`` is made by this command, if it does not exist yet (called before
+    Hydra makes it); see :data:`MADE_ENV`."""
+    if not os.path.lexists(path):
+        os.environ[MADE_ENV] = os.path.abspath(path)
+
+
+class RunFolder:
+    """One run folder and what this command has done to it: ``made_here`` when this command
+    made it (:func:`note_new_folder`), or, for a sweep's job (``in_sweep``), when it is empty
+    (Hydra made it in the sweep's folder)."""
+
+    def __init__(self, path: str | Path, log_name: str = "train", *, in_sweep: bool = False):
         self.path = Path(path).resolve()
         self.log_name = log_name
-        self.was_empty = not self.path.exists() or not any(self.path.iterdir())
+        empty = not self.path.exists() or not any(self.path.iterdir())
+        self.made_here = os.environ.get(MADE_ENV) == os.path.abspath(path) or (in_sweep and empty)
         self._lock: int | None = None
         self._held: logging.handlers.MemoryHandler | None = None
         self.accepted = False
@@ -101,12 +132,12 @@ class RunFolder:
         self.accepted = True
 
     def abandon(self) -> None:
-        """The command was refused: drop the held lines, and remove the folder if it was
-        empty when this command began (Hydra makes it before the command is checked)."""
+        """The command was refused: drop the held lines, and remove the folder if this command
+        made it (Hydra makes it before the command is checked) and it is still empty."""
         if self._held is not None:
             logging.getLogger().removeHandler(self._held)
             self._held = None
-        if self.accepted or not self.was_empty:
+        if self.accepted or not self.made_here:
             return
         with contextlib.suppress(OSError):
             self.path.rmdir()  # only if still empty

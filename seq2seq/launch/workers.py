@@ -9,11 +9,19 @@ import os
 import signal
 import sys
 
+from seq2seq.errors import debug_enabled
+from seq2seq.training.ranks import WorldPosition
+
 WORKER_GRACE_S = 2.0
 """How long a rank above 0 waits before exiting on an error rank 0 reports too: torchrun stops
 every rank once one exits, and rank 0 should have printed its line by then."""
 
 _STREAMS = (sys.stdout, sys.stderr)
+
+
+def quiet_worker() -> bool:
+    """Whether this process is a rank above 0 that leaves the talking to rank 0."""
+    return not WorldPosition.from_env().is_main and not debug_enabled()
 
 
 def quiet_streams() -> None:

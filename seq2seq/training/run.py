@@ -1,14 +1,27 @@
-"""One training run from a config to ``metrics.json``: train, test the best checkpoint,
-write the summary, log hyperparameters."""
+"""One training run, top to bottom: build the trainer, fit, test the best checkpoint, write
+``metrics.json`` and return its summary.
+
+The launcher (:func:`seq2seq.launch.command.run_command`) takes the steps in order, with the
+run folder's record between the first two::
+
+    trainer = Trainer(config, run_dir, group)  # resume checks, corpus, model: nothing written
+    folder.accept(config, hydra)               # accepted: .hydra/ and train.log
+    summary = fit_and_test(trainer, config)    # fit, test, metrics.json
+
+:func:`train` is the same without a run folder's record (the notebook, tests).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import logging
-from collections.abc import Callable
 from pathlib import Path
 
 from seq2seq.config.schema import Config, to_plain
 from seq2seq.data.batching import padding_share
+from seq2seq.data.config import DataConfig
+from seq2seq.data.corpus import SPLITS
+from seq2seq.data.loading import Corpus
 from seq2seq.data.subwords import MODEL_FILE as SUBWORD_MODEL_FILE
 from seq2seq.data.subwords import SOURCE_MODEL_FILE as SOURCE_SUBWORD_MODEL_FILE
 from seq2seq.evaluation.scores import Scores
@@ -21,7 +34,8 @@ from seq2seq.evaluation.summary import (
     RunSummary,
     record_summary,
 )
-from seq2seq.files import atomic_write_bytes
+from seq2seq.files import atomic_write_bytes, file_sha256
+from seq2seq.model.networks import Network
 from seq2seq.training.distributed import ProcessGroup
 from seq2seq.training.state import TrainState
 from seq2seq.training.tblog import NullLogger, RunLogger
@@ -30,65 +44,23 @@ from seq2seq.training.trainer import Trainer
 log = logging.getLogger("seq2seq")
 
 
-def throughput(state: TrainState, processes: int) -> Compute:
-    """How fast the run trained: its target tokens over its update seconds."""
-    return Compute(round(state.train_seconds, 2), processes, state.train_tokens)
-
-
-def run_summary(
-    trainer: Trainer,
-    config: Config,
-    tested: str,
-    test_scores: Scores,
-    compute: Compute | None = None,
-    decoding: Decoding | None = None,
-) -> RunSummary:
-    """Everything ``metrics.json`` holds (see :mod:`seq2seq.evaluation.summary`)."""
-    state = trainer.state
-    best = state.best
-    return RunSummary(
-        attention=trainer.spec.attention,
-        num_heads=trainer.model.attention.num_heads,
-        decoder=trainer.model.decoder.arrangement,
-        seed=config.seed,
-        data=config.data.name,
-        parameters=trainer.model.parameter_counts()["total"],
-        steps=state.step,
-        best_step=state.best_step,
-        train_seconds=round(state.train_seconds, 2),
-        seconds_to_best=best.train_seconds if best else None,
-        bleu_signature=test_scores.bleu_signature,
-        test_checkpoint=tested,
-        test=test_scores,
-        valid_best=best,
-        history=list(state.history),
-        distributed=Distributed(
-            trainer.group.world_size, trainer.group.backend, list(state.world_sizes)
-        ),
-        compute=compute,
-        decoding=decoding,
-    )
-
-
 def train(
-    config: Config,
-    run_dir: str | Path,
-    group: ProcessGroup | None = None,
-    accept: Callable[[], None] | None = None,
+    config: Config, run_dir: str | Path, group: ProcessGroup | None = None
 ) -> RunSummary | None:
+    """Build, fit, test and summarise one run in ``run_dir`` (see :func:`fit_and_test`)."""
+    return fit_and_test(Trainer(config, run_dir, group), config)
+
+
+def fit_and_test(trainer: Trainer, config: Config) -> RunSummary | None:
     """Train, test the best checkpoint, write ``metrics.json``; returns its content.
 
-    ``accept`` is called (on rank 0) once the trainer is built, i.e. once the command is known
-    to be accepted, before anything is written (see :mod:`seq2seq.training.run_folder`).
-    Under DDP (``group``) every rank trains; rank 0 alone logs, tests and writes, and the
-    other ranks return None once training ends."""
-    run_dir = Path(run_dir)
-    trainer = Trainer(config, run_dir, group)
-    if trainer.group.is_main and accept is not None:
-        accept()
+    ``trainer`` is built from ``config`` and its command accepted: this writes into its run
+    folder. Under DDP every rank trains; rank 0 alone logs, tests and writes, and the other
+    ranks return None once training ends."""
     if not trainer.group.is_main:
         trainer.fit(NullLogger())
         return None
+    run_dir = trainer.run_dir
     log.info("run folder: %s", run_dir.resolve())
     log.info("BLEU/chrF (validation and test) score %s", bleu_description(trainer.test_set.pairs))
     log.info("processes: %s", trainer.group.describe())
@@ -119,7 +91,8 @@ def train(
     logger = RunLogger(run_dir / "tb", purge_step=trainer.state.step + 1 if config.resume else None)
     try:
         trainer.fit(logger)
-        compute = throughput(trainer.state, trainer.group.world_size)
+        state = trainer.state
+        compute = throughput(state, trainer.group.world_size)
         log.info(
             "throughput: %.0f target tokens/s over %.0f s of updates on %d process(es)",
             compute.tokens_per_second,
@@ -127,7 +100,19 @@ def train(
             compute.processes,
         )
         tested, test_scores, decoding = trainer.test()
-        summary = run_summary(trainer, config, tested, test_scores, compute, decoding)
+        summary = run_summary(
+            config,
+            trainer.model,
+            state,
+            tested=tested,
+            test_scores=test_scores,
+            distributed=Distributed(
+                trainer.group.world_size, trainer.group.backend, list(state.world_sizes)
+            ),
+            compute=compute,
+            decoding=decoding,
+            corpus_sha256=corpus_sha256(config.data, trainer.corpus),
+        )
         record_summary(run_dir / METRICS_FILE, summary)  # keeps what evaluate.py recorded
         final = {
             "hparam/test_bleu": test_scores.bleu,
@@ -146,6 +131,64 @@ def train(
         run_dir / METRICS_FILE,
     )
     return summary
+
+
+def throughput(state: TrainState, processes: int) -> Compute:
+    """How fast the run trained: its target tokens over its update seconds."""
+    return Compute(round(state.train_seconds, 2), processes, state.train_tokens)
+
+
+def corpus_sha256(data: DataConfig, corpus: Corpus) -> str:
+    """A fingerprint of the corpus files the run read: ``data.path``'s SHA-256 (the one file
+    its splits were cut from), or one over the SHA-256 of the folder's train, valid and test
+    TSV files. Two corpora of one name (two synthetic ones, two folders of ``data=tsv``) differ
+    in it; a copy of a corpus elsewhere does not."""
+    if corpus.file_sha256 is not None:
+        return corpus.file_sha256
+    folder = Path(data.dir or "")
+    listing = "".join(f"{split}.tsv {file_sha256(folder / f'{split}.tsv')}\n" for split in SPLITS)
+    return hashlib.sha256(listing.encode()).hexdigest()
+
+
+def run_summary(
+    config: Config,
+    model: Network,
+    state: TrainState,
+    *,
+    tested: str,
+    test_scores: Scores,
+    distributed: Distributed | None = None,
+    compute: Compute | None = None,
+    decoding: Decoding | None = None,
+    corpus_sha256: str | None = None,
+) -> RunSummary:
+    """Everything ``metrics.json`` holds (see :mod:`seq2seq.evaluation.summary`): the run's
+    identity from its ``config`` and ``model``, where training stands (``state``), training's
+    own test (``tested``: the checkpoint's name, ``test_scores``, ``decoding``), the processes
+    and the speed."""
+    best = state.best
+    return RunSummary(
+        attention=config.attention.type.value,
+        num_heads=model.attention.num_heads,
+        decoder=model.decoder.arrangement,
+        seed=config.seed,
+        data=config.data.name,
+        corpus_sha256=corpus_sha256,
+        parameters=model.parameter_counts()["total"],
+        steps=state.step,
+        best_step=state.best_step,
+        train_seconds=round(state.train_seconds, 2),
+        seconds_to_best=best.train_seconds if best else None,
+        bleu_signature=test_scores.bleu_signature,
+        test_checkpoint=tested,
+        test=test_scores,
+        valid_best=best,
+        history=list(state.history),
+        distributed=distributed,
+        compute=compute,
+        decoding=decoding,
+        config=to_plain(config),
+    )
 
 
 def hparams_of(config: Config) -> dict[str, object]:

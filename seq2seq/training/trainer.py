@@ -106,7 +106,7 @@ class Trainer:
             dynamic_ncols=True,
             unit="step",
         )
-        window = _Window()
+        window = ThroughputWindow()
         with logging_redirect_tqdm(), stop_requests() as stops, progress:
             reason = rules.after_update(state, self.group)
             while reason is None:
@@ -279,7 +279,7 @@ class Trainer:
         return name, scores, Decoding(len(self.test_set), seconds, beam_size, batch_size)
 
 
-class _Window:
+class ThroughputWindow:
     """Target tokens since the last throughput log, and when that window started."""
 
     def __init__(self) -> None:

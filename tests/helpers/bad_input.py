@@ -338,6 +338,28 @@ def run_and_bad_test_split(shared: Shared, tmp: Path) -> dict[str, Path]:
     return {**run_copy()(shared, tmp), "corpus": corpus}
 
 
+def user_folders(shared: Shared, tmp: Path) -> dict[str, Path]:
+    """Places the user made before the command: an empty folder, a link to an empty folder,
+    and a file."""
+    (tmp / "mine").mkdir()
+    (tmp / "target").mkdir()
+    (tmp / "link").symlink_to(tmp / "target", target_is_directory=True)
+    (tmp / "file").write_text("notes\n", encoding="utf-8")
+    return {"corpus": shared.corpus, "mine": tmp / "mine", "link": tmp / "link",
+            "target": tmp / "target", "file": tmp / "file", "out": tmp / "run"}  # fmt: skip
+
+
+def user_folders_kept(paths: dict[str, Path], message: str) -> None:
+    """A refused command removes only what it made: the user's folders and file stay."""
+    assert paths["mine"].is_dir() and paths["target"].is_dir() and paths["link"].is_symlink()
+    assert paths["file"].read_text(encoding="utf-8") == "notes\n"
+
+
+def no_sweep_folder(paths: dict[str, Path], message: str) -> None:
+    """A refused sweep started no job: its folder was never made."""
+    assert not (paths["tmp"] / "sweep").exists()
+
+
 def non_finite_run(shared: Shared, tmp: Path) -> dict[str, Path]:
     return {"corpus": shared.corpus, "nan_run": tmp / "run"}
 

@@ -16,6 +16,7 @@ TRAINING_KEYS = [
     "decoder",
     "seed",
     "data",
+    "corpus_sha256",
     "parameters",
     "steps",
     "best_step",
@@ -68,8 +69,8 @@ def full_metrics() -> dict[str, Any]:
     """A metrics.json as training writes it (every key, training's order)."""
     history = [record(10, 2.0, 1.5), record(20, 1.0, 3.0)]
     values = [
-        "additive", 1, "luong", 3, "synthetic", 1234, 24, 20, 3.25, 3.0, "nrefs:1|tok:none",
-        "best.pt", scores(), history[1], history,
+        "additive", 1, "luong", 3, "synthetic", "ab" * 32, 1234, 24, 20, 3.25, 3.0,
+        "nrefs:1|tok:none", "best.pt", scores(), history[1], history,
     ]  # fmt: skip
     return dict(zip(TRAINING_KEYS, values, strict=True))
 
@@ -86,12 +87,17 @@ def fake_metrics(
     losses: tuple[float, ...] = (2.0, 1.0),
     by_length: dict[str, float] | None = None,
     decoder: str | None = None,
+    corpus_sha256: str | None = None,
+    config: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A minimal metrics.json like train.py writes (only what the comparison reads);
-    ``decoder=None`` leaves the key out, as in runs made before ``model.decoder``."""
+    ``decoder=None`` leaves the key out, as in runs made before ``model.decoder``, and so do
+    ``corpus_sha256`` and ``config`` (the run's config, as plain data)."""
     has_attention = attention not in ATTENTION_TYPES or has_weights(attention)
     return {
         **({"decoder": decoder} if decoder else {}),
+        **({"corpus_sha256": corpus_sha256} if corpus_sha256 else {}),
+        **({"config": config} if config is not None else {}),
         "attention": attention,
         "num_heads": num_heads if has_attention else 0,
         "seed": seed,

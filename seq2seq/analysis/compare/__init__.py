@@ -2,13 +2,15 @@
 
 ``python scripts/compare.py multirun/<time>`` reads every run folder (one holding a
 ``metrics.json``) below the given sweep folders and/or the given run folders, groups the
-runs by attention variant and writes, into the output folder:
+runs by attention variant (and, where a variant's runs differ in a setting besides the seed,
+by that setting: ``additive model.hidden_size=48``; see :mod:`.aggregate`) and writes, into
+the output folder:
 
 * ``comparison.md`` -- the main table (test BLEU, chrF, exact match, AER, attention entropy,
   parameters, training time, training target tokens/s, test sentences decoded per second,
   steps to best; mean ± sd over seeds) and a BLEU-by-source-length
   table (mean over seeds);
-* ``comparison.csv`` -- the same numbers, one row per variant (``<metric>_mean``,
+* ``comparison.csv`` -- the same numbers, one row per variant (its ``settings``, ``<metric>_mean``,
   ``<metric>_sd``, ``<metric>_n``, and ``bleu_len_<bucket>_mean``/``_sd``/``_n``);
 * ``comparison.json`` -- everything, including the run folders that went into each row;
 * ``bleu_by_length.png``, ``aer.png``, ``valid_loss.png`` -- the figures;
@@ -22,8 +24,9 @@ left out of that metric's mean; ``n`` counts the runs that had it.
 Runs of different datasets are refused unless ``allow_mixed_data`` is set (then it is a
 warning and the datasets are listed in the report): averaging seeds across corpora, or
 comparing variants trained on different data, would make the table meaningless. A dataset
-is ``metrics.json``'s ``data`` name plus, when ``.hydra/config.yaml`` gives one, the
-corpus file or folder (``data.path`` or ``data.dir``).
+is ``metrics.json``'s ``data`` name plus its corpus: the fingerprint of the corpus files
+training recorded (``corpus_sha256``), or, in runs made before it was, the corpus file or
+folder ``.hydra/config.yaml`` gives (``data.path`` or ``data.dir``).
 
 The output folder is ``out``, or else the one sweep folder given; it may not be (or be
 inside) a run folder. Only the files above are written there; a previous comparison's

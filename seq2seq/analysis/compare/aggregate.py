@@ -1,5 +1,12 @@
 """Grouping runs into attention variants and their statistics over seeds.
 
+A variant is an attention (with its head count and decoder arrangement, or the Transformer)
+and, when its runs differ in anything else they were trained with, those settings too: a
+sweep over ``model.hidden_size`` and ``seed`` gives one row per hidden size
+(``additive model.hidden_size=48``), each over the seeds. Settings that do not change what a
+run learns (:data:`NOT_COMPARED`: the seed, which rows average over, the device, the threads)
+never split a variant, nor does a setting some of its runs did not record.
+
 Statistics: the mean over seeds and the sample standard deviation (``n - 1``); with a
 single seed the sd is unknown (``None``). A metric a run does not have (AER of ``none``,
 or of a corpus without gold alignments) is ``None`` and is left out of that metric's mean;
@@ -12,6 +19,7 @@ import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from seq2seq.analysis.compare.runs import Run
 from seq2seq.choices import ModelKind, variant_name
@@ -73,13 +81,15 @@ class Stat:
 
 @dataclass
 class Variant:
-    """The runs of one attention variant (over seeds) and their statistics."""
+    """The runs of one attention variant (over seeds) and their statistics; ``settings`` are
+    the values its runs share where the family's runs differ (``{"model.hidden_size": 48}``)."""
 
     name: str
     attention: str
     num_heads: int
     decoder: str
     runs: list[Run]
+    settings: dict[str, Any] = field(default_factory=dict)
     stats: dict[str, Stat] = field(default_factory=dict)
     bleu_by_length: dict[str, Stat] = field(default_factory=dict)
 
@@ -143,12 +153,69 @@ def _order_key(attention: str, num_heads: int) -> tuple[int, str, int]:
 TRANSFORMER = ModelKind.transformer.value
 
 
+#: Settings that never split a variant: the seed (each row is a mean over seeds), where the
+#: corpus lies (the dataset check compares corpora), and what only changes the speed or the
+#: logs of a run.
+NOT_COMPARED = frozenset(
+    {
+        "seed",
+        "resume",
+        "device",
+        "data.dir",
+        "data.path",
+        "data.samples",
+        "train.num_threads",
+        "train.processes",
+        "train.eval_batch_size",
+        "train.log_every",
+    }
+)
+
+
+def _setting_text(value: object) -> str:
+    """A setting's value as on the command line (``true``, ``null``, ``0.001``, ``[a, b]``)."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, list):
+        return "[" + ", ".join(_setting_text(v) for v in value) + "]"
+    return str(value)
+
+
+def _setting_order(value: object) -> tuple[int, float, str]:
+    """Numbers by value, then everything else by its text."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return 0, float(value), ""
+    return 1, 0.0, _setting_text(value)
+
+
+def differing_settings(runs: Sequence[Run]) -> list[str]:
+    """The settings whose values differ between ``runs`` (all of which recorded them),
+    :data:`NOT_COMPARED` aside, in the order of the first run's config."""
+    if len(runs) < 2 or any(not run.settings for run in runs):
+        return []
+    first = runs[0].settings
+    return [
+        key
+        for key in first
+        if key not in NOT_COMPARED
+        and all(key in run.settings for run in runs)
+        and any(run.settings[key] != first[key] for run in runs)
+    ]
+
+
+def settings_label(settings: Mapping[str, Any]) -> str:
+    """``model.hidden_size=48 train.lr=0.001``: the settings as command-line overrides."""
+    return " ".join(f"{key}={_setting_text(value)}" for key, value in settings.items())
+
+
 def group_runs(runs: Sequence[Run]) -> list[Variant]:
-    """Group runs by ``(attention, num_heads, decoder)``, in the canonical variant order.
+    """Group runs by ``(attention, num_heads, decoder)``, in the canonical variant order, and
+    each of those by the settings its runs differ in (:func:`differing_settings`).
 
     A variant is named after its attention type, a Transformer (decoder ``transformer``)
     ``transformer`` and listed last; when one type appears with several head counts or
-    decoder arrangements, the name says which (e.g. ``multihead-8h``, ``additive-bahdanau``).
+    decoder arrangements, the name says which (e.g. ``multihead-8h``, ``additive-bahdanau``);
+    then its settings, as overrides (``additive model.hidden_size=48``), ordered by value.
     """
     groups: dict[tuple[str, int, str], list[Run]] = {}
     for run in runs:
@@ -170,11 +237,28 @@ def group_runs(runs: Sequence[Run]) -> list[Variant]:
         name = family if len(head_counts[family]) == 1 else f"{family}-{heads}h"
         if len(decoders[family]) > 1:
             name = f"{name}-{decoder}"
-        members = sorted(members, key=lambda run: (run.seed, str(run.path)))
-        variants.append(
-            Variant(name=name, attention=attention, num_heads=heads, decoder=decoder, runs=members)
-        )
+        for settings, group in split_by_settings(members):
+            variants.append(
+                Variant(
+                    name=f"{name} {settings_label(settings)}" if settings else name,
+                    attention=attention,
+                    num_heads=heads,
+                    decoder=decoder,
+                    runs=sorted(group, key=lambda run: (run.seed, str(run.path))),
+                    settings=settings,
+                )
+            )
     return variants
+
+
+def split_by_settings(runs: Sequence[Run]) -> list[tuple[dict[str, Any], list[Run]]]:
+    """``runs`` grouped by the values of their :func:`differing_settings`, ordered by them."""
+    keys = differing_settings(runs)
+    groups: dict[tuple[str, ...], list[Run]] = {}
+    for run in runs:
+        groups.setdefault(tuple(_setting_text(run.settings[k]) for k in keys), []).append(run)
+    split = [({key: group[0].settings[key] for key in keys}, group) for group in groups.values()]
+    return sorted(split, key=lambda item: [_setting_order(v) for v in item[0].values()])
 
 
 def _bucket_key(label: str, first_seen: int) -> tuple[int, int]:
@@ -232,19 +316,28 @@ def _check_datasets(runs: Sequence[Run], allow_mixed_data: bool) -> tuple[list[s
     Averaging seeds across corpora, or comparing variants trained on different data, would
     make the table meaningless.
     """
-    counts: dict[str, int] = {}
+    folders: dict[str, list[str]] = {}
     for run in runs:
-        counts[run.dataset] = counts.get(run.dataset, 0) + 1
-    datasets = sorted(counts)
+        folders.setdefault(run.dataset, []).append(str(run.path))
+    datasets = sorted(folders)
     if len(datasets) <= 1:
         return datasets, []
-    listing = "; ".join(f"{name}: {n} run{'s' * (n != 1)}" for name, n in sorted(counts.items()))
+    listing = "; ".join(
+        f"{name}: {len(paths)} run{'s' * (len(paths) != 1)} ({_some(sorted(paths))})"
+        for name, paths in sorted(folders.items())
+    )
     if not allow_mixed_data:
         raise UserError(
             f"the runs use different datasets ({listing}); compare runs of one dataset, "
             "or pass --allow-mixed-data"
         )
     return datasets, [f"the runs use different datasets ({listing})"]
+
+
+def _some(paths: Sequence[str], shown: int = 2) -> str:
+    """The first ``shown`` of ``paths``, and how many more."""
+    more = len(paths) - shown
+    return ", ".join(paths[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def alignment_notes(variants: Sequence[Variant]) -> list[str]:

@@ -11,7 +11,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from seq2seq.analysis.compare.aggregate import COLUMNS, Comparison, Stat, Variant
+from seq2seq.analysis.compare.aggregate import COLUMNS, Comparison, Stat, Variant, settings_label
 
 NO_SD = "–"
 NOT_APPLICABLE = "n/a"
@@ -121,8 +121,10 @@ def _csv_number(value: float | int | None) -> str:
 
 
 def csv_header(comparison: Comparison) -> list[str]:
-    """``variant, attention, ...`` then ``<metric>_mean/_sd/_n`` and ``bleu_len_<bucket>_*``."""
-    header = ["variant", "attention", "num_heads", "decoder", "n_seeds", "n_runs", "seeds"]
+    """``variant, attention, ...`` (``settings``: what sets the variant apart besides its
+    attention, as overrides) then ``<metric>_mean/_sd/_n`` and ``bleu_len_<bucket>_*``."""
+    header = ["variant", "attention", "num_heads", "decoder", "settings", "n_seeds", "n_runs"]
+    header.append("seeds")
     for key in [c.key for c in COLUMNS] + [f"bleu_len_{b}" for b in comparison.buckets]:
         header += [f"{key}_mean", f"{key}_sd", f"{key}_n"]
     return header
@@ -136,7 +138,8 @@ def render_csv(comparison: Comparison) -> str:
     for v in comparison.variants:
         stats = [v.stats[c.key] for c in COLUMNS]
         stats += [v.bleu_by_length[b] for b in comparison.buckets]
-        row = [v.name, v.attention, v.num_heads, v.decoder, len(v.distinct_seeds), len(v.runs)]
+        row = [v.name, v.attention, v.num_heads, v.decoder, settings_label(v.settings)]
+        row += [len(v.distinct_seeds), len(v.runs)]
         row.append(" ".join(map(str, v.seeds)))
         for stat in stats:
             row += [_csv_number(stat.mean), _csv_number(stat.sd), stat.n]
@@ -163,6 +166,7 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
                 "attention": v.attention,
                 "num_heads": v.num_heads,
                 "decoder": v.decoder,
+                "settings": v.settings,
                 "n_seeds": len(v.distinct_seeds),
                 "n_runs": len(v.runs),
                 "seeds": v.seeds,

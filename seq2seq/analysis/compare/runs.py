@@ -1,4 +1,5 @@
-"""Finding run folders (folders holding a ``metrics.json``) and loading their summaries.
+"""Finding run folders (folders holding a ``metrics.json``) and loading their summaries,
+with what tells runs apart: each run's settings (its config, flattened) and its dataset.
 
 A folder under a sweep that looks like a run — Hydra's ``.hydra`` record, a ``train.log`` or
 ``checkpoints`` — but has no ``metrics.json``, or one holding only ``scripts/evaluate.py``'s
@@ -12,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +30,13 @@ EVALUATIONS_ONLY = "its metrics.json holds only evaluate.py's evaluations"
 
 @dataclass(frozen=True)
 class Run:
-    """One finished run: its folder, its dataset (name and corpus) and its summary."""
+    """One finished run: its folder, its dataset (name and corpus), its summary and its
+    settings (``{"model.hidden_size": 48, ...}``; empty when the run recorded none)."""
 
     path: Path
     dataset: str
     summary: RunSummary
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def attention(self) -> str:
@@ -130,17 +133,42 @@ def find_run_dirs(paths: Sequence[str | Path]) -> list[Path]:
     return scan(paths).finished
 
 
-def _corpus_location(run_dir: Path) -> str | None:
-    """``data.path`` or ``data.dir`` from the run's saved Hydra config, if readable."""
+def _saved_config(run_dir: Path) -> Mapping[str, Any] | None:
+    """The run's config as its ``.hydra/config.yaml`` holds it, if readable."""
     try:
         config = yaml.safe_load((run_dir / ".hydra" / "config.yaml").read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         return None
-    data = config.get("data") if isinstance(config, Mapping) else None
+    return config if isinstance(config, Mapping) else None
+
+
+def _corpus_location(config: Mapping[str, Any] | None) -> str | None:
+    """``data.path`` or ``data.dir`` of a run's config, if it names one."""
+    data = config.get("data") if config is not None else None
     if not isinstance(data, Mapping):
         return None
     location = data.get("path") or data.get("dir")
     return _fill_sibling_references(str(location), data) if location else None
+
+
+def flat_settings(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A config as ``{"model.hidden_size": 48, ...}`` (a list is one value)."""
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        if isinstance(value, Mapping):
+            flat |= flat_settings(value, f"{prefix}{key}.")
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def dataset_name(summary: RunSummary, location: str | None) -> str:
+    """The run's dataset: its ``data`` name, and its corpus: the fingerprint of the corpus
+    files training recorded (it tells two corpora of one name apart wherever the run folder
+    was copied), else where ``.hydra/config.yaml`` says the corpus was."""
+    if summary.corpus_sha256:
+        return f"{summary.data} (corpus {summary.corpus_sha256[:12]})"
+    return f"{summary.data} ({location})" if location else summary.data
 
 
 def _fill_sibling_references(value: str, data: Mapping[str, Any]) -> str:
@@ -164,8 +192,9 @@ class UnfinishedRun(UserError):
 def load_run(run_dir: Path) -> Run:
     """Read and check ``run_dir/metrics.json``; raise :class:`UserError` naming the file.
 
-    The dataset is the summary's ``data`` name plus, when the run's ``.hydra/config.yaml``
-    gives one, the corpus file or folder: runs of one name on different corpora differ.
+    The dataset is the summary's ``data`` name plus its corpus (:func:`dataset_name`): runs
+    of one name on different corpora differ. The settings are the config ``metrics.json``
+    records, else ``.hydra/config.yaml``'s (runs made before it was recorded).
     A ``metrics.json`` holding only evaluations (training stopped before its test, then
     ``evaluate.py`` ran) raises :class:`UnfinishedRun`; one with a non-finite number is
     refused (:meth:`RunSummary.from_dict`).
@@ -175,9 +204,11 @@ def load_run(run_dir: Path) -> Run:
     if isinstance(data, Mapping) and "attention" not in data and "evaluations" in data:
         raise UnfinishedRun(f"training did not finish in {run_dir} ({EVALUATIONS_ONLY})")
     summary = RunSummary.from_dict(data, path)  # non-finite numbers are refused there too
-    location = _corpus_location(run_dir)
-    dataset = f"{summary.data} ({location})" if location else summary.data
-    return Run(path=run_dir, dataset=dataset, summary=summary)
+    saved = _saved_config(run_dir)
+    config = summary.config if summary.config is not None else saved
+    dataset = dataset_name(summary, _corpus_location(saved or summary.config))
+    settings = flat_settings(config) if config is not None else {}
+    return Run(path=run_dir, dataset=dataset, summary=summary, settings=settings)
 
 
 def load_sweep(paths: Sequence[str | Path]) -> tuple[list[Run], list[str]]:
