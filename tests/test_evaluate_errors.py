@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.bad_input import (
+    LONG_NUMBER_JSON,
+    NESTED_JSON,
     Case,
     Outcome,
     check_fails_cleanly,
@@ -44,6 +46,14 @@ EVALUATE_CASES = [
          ("the scores above were not recorded in", "metrics.json", "read-only file system",
           "copy the run folder"),
          prepare=run_copy(), read_only="{run}", stdout=("BLEU", "chrF", "AER")),
+    Case("evaluate-metrics-nested-too-deeply", "evaluate.py", ("{run}", "--device", "cpu"),
+         ("the scores above were not recorded", "run/metrics.json is not valid JSON "
+          "(arrays or objects nested too deeply); rerun or remove that run"),
+         prepare=run_copy(metrics=NESTED_JSON), stdout=("BLEU",)),
+    Case("evaluate-metrics-long-number", "evaluate.py", ("{run}", "--device", "cpu"),
+         ("the scores above were not recorded", "run/metrics.json is not valid JSON "
+          "(a number of more than 4300 digits); rerun or remove that run"),
+         prepare=run_copy(metrics=LONG_NUMBER_JSON), stdout=("BLEU",)),
 ]  # fmt: skip
 
 

@@ -15,7 +15,6 @@ only arrangement before ``model.decoder``), ``num_heads`` to 1, the other newer 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Any
 
 from seq2seq.errors import UserError
 from seq2seq.evaluation.scores import Scores
-from seq2seq.files import write_json
+from seq2seq.files import JSONError, parse_json, write_json
 from seq2seq.records import RecordError, from_plain, to_plain
 
 METRICS_FILE = "metrics.json"
@@ -214,10 +213,10 @@ class RunSummary:
 def read_json(path: Path) -> object:
     """Parsed JSON, or a one-line :class:`UserError` naming the file."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return parse_json(path.read_text(encoding="utf-8"))
     except OSError as err:
         raise UserError(f"cannot read {path}: {err.strerror or err}") from err
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+    except (JSONError, UnicodeDecodeError) as err:
         raise UserError(f"{path} is not valid JSON ({err}); rerun or remove that run") from err
 
 
