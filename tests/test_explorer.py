@@ -18,12 +18,21 @@ import pytest
 from seq2seq.evaluation.inference import TrainedRun
 from seq2seq.evaluation.metrics import alignment_error_rate, hard_alignment
 from seq2seq.explorer.explain import RunExplorer, pick_examples
-from seq2seq.explorer.inputs import MAX_BEAM, MAX_BODY_BYTES, MAX_CHARACTERS, Query, parse_query
-from tests.helpers.explorer import Server, get, post, start_server, translate
+from seq2seq.explorer.inputs import (
+    EXAMPLE,
+    MAX_BEAM,
+    MAX_BODY_BYTES,
+    MAX_CHARACTERS,
+    Query,
+    parse_query,
+)
+from tests.helpers.bad_input import LONG_NUMBER_JSON, NESTED_JSON
+from tests.helpers.explorer import Server, exchange, get, post, start_server, translate
 from tests.helpers.runs import run_script
 
 pytest.importorskip("fastapi", reason='the explorer needs pip install -e ".[demo]"')
-from seq2seq.explorer.server import is_loopback  # needs the [demo] extra: after the skip
+from seq2seq.explorer.guard import LOOPBACK  # needs the [demo] extra: after the skip
+from seq2seq.explorer.server import is_loopback
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +70,10 @@ BAD_REQUESTS = [
     (json.dumps({"text": "我" * (MAX_CHARACTERS + 1)}).encode(), 422,
      f"the sentence has {MAX_CHARACTERS + 1} characters, more than the limit of {MAX_CHARACTERS}; "
      "split it into shorter sentences"),
+    (b"[" * 5000 + b"]" * 5000, 400,
+     "the request is not JSON (arrays or objects nested too deeply); send " + EXAMPLE),
+    (b'{"text": "x", "beam_size": ' + b"1" * 4301 + b"}", 400,
+     "the request is not JSON (a number of more than 4300 digits); send " + EXAMPLE),
     (b" " * (MAX_BODY_BYTES + 1), 413,
      "the request is larger than 16 KiB; send one sentence of at most "
      f"{MAX_CHARACTERS} characters"),
@@ -100,6 +113,7 @@ def test_a_body_announced_too_large_is_refused_before_it_is_read(server: Server)
     parts = urlsplit(server.url)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
     connection.putrequest("POST", "/api/translate")
+    connection.putheader("Content-Type", "application/json")
     connection.putheader("Content-Length", str(50 * 1024 * 1024))  # 50 MB, never sent
     connection.endheaders()
     response = connection.getresponse()
@@ -111,11 +125,122 @@ def test_a_chunked_body_is_cut_off_at_the_limit(server: Server) -> None:
     parts = urlsplit(server.url)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
     chunks = (b"x" * 4096 for _ in range(64))  # 256 KiB, no Content-Length
-    connection.request("POST", "/api/translate", body=chunks, encode_chunked=True)
+    connection.request("POST", "/api/translate", chunks, JSON, encode_chunked=True)
     response = connection.getresponse()
     assert response.status == 413
     connection.close()
     assert translate(server.url, "我 爱 中国")[0] == 200
+
+
+# --------------------------------------------------------------------------- who may ask
+
+SECURITY_HEADERS = ("Content-Security-Policy", "X-Content-Type-Options", "Referrer-Policy")
+TRANSLATE = ("POST", "/api/translate")
+JSON = {"Content-Type": "application/json"}
+SENTENCE = json.dumps({"text": "我 爱 中国"}, ensure_ascii=False).encode()
+#: What a page of another site, or one reached through a rebound DNS name, may send.
+REFUSED_REQUESTS = [
+    ("a form-like POST, no preflight", *TRANSLATE, {"Content-Type": "text/plain"}, 415,
+     "send the request as JSON (Content-Type: application/json), like {\"text\": \"我 爱 中国\"}"),
+    ("a POST without a type", *TRANSLATE, {}, 415,
+     "send the request as JSON (Content-Type: application/json), like {\"text\": \"我 爱 中国\"}"),
+    ("another site's page, the audit's", *TRANSLATE,
+     {"Content-Type": "text/plain", "Origin": "http://evil.example"}, 403,
+     "a page of http://evil.example may not use this server; open the page at {url}"),
+    ("another site's page, as JSON", *TRANSLATE, {**JSON, "Origin": "http://evil.example"}, 403,
+     "a page of http://evil.example may not use this server; open the page at {url}"),
+    ("a sandboxed page", *TRANSLATE, {**JSON, "Origin": "null"}, 403,
+     "a page of null may not use this server; open the page at {url}"),
+    ("a page on this name but another port", "GET", "/api/runs",
+     {"Origin": "http://127.0.0.1:1"}, 403,
+     "a page of http://127.0.0.1:1 may not use this server; open the page at {url}"),
+    ("DNS rebinding", "GET", "/api/runs", {"Host": "rebind.evil.example"}, 400,
+     "Host rebind.evil.example is not this server; open the page at {url}"),
+    ("DNS rebinding, with the port", *TRANSLATE, {**JSON, "Host": "rebind.evil.example:{port}"},
+     400, "Host rebind.evil.example:{port} is not this server; open the page at {url}"),
+    ("this address, another port", "GET", "/", {"Host": "127.0.0.1:1"}, 400,
+     "Host 127.0.0.1:1 is not this server; open the page at {url}"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers", "status", "message"),
+    [pytest.param(*row[1:], id=row[0]) for row in REFUSED_REQUESTS],
+)
+def test_a_request_from_elsewhere_is_refused_in_one_line(
+    server: Server, method: str, path: str, headers: dict, status: int, message: str
+) -> None:
+    port = str(urlsplit(server.url).port)
+    headers = {name: value.replace("{port}", port) for name, value in headers.items()}
+    answer = exchange(server.url, method, path, headers, SENTENCE if method == "POST" else None)
+    assert (answer[0], json.loads(answer[2])) == (
+        status,
+        {"error": message.replace("{url}", server.url).replace("{port}", port)},
+    )
+    assert all(answer[1][name] for name in SECURITY_HEADERS)
+
+
+def test_the_page_itself_and_its_own_names_are_served(server: Server) -> None:
+    port = urlsplit(server.url).port
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"):
+        own = {"Origin": f"http://{host}"}  # what a browser sends with the page's POST
+        for headers in ({**JSON, **own}, {"Content-Type": "application/json; charset=utf-8"}):
+            status, _, body = exchange(server.url, *TRANSLATE, {**headers, "Host": host}, SENTENCE)
+            assert status == 200, body
+        assert exchange(server.url, "GET", "/api/runs", {"Host": host})[0] == 200
+
+
+def test_every_answer_carries_the_security_headers(server: Server) -> None:
+    answers = (("GET", "/no-such-page", 404), ("DELETE", "/", 405),
+               ("GET", "/api/translate", 405), ("PUT", "/api/runs", 405))  # fmt: skip
+    for method, path, status in answers:
+        answer = exchange(server.url, method, path)
+        assert answer[0] == status
+        assert all(answer[1][name] for name in SECURITY_HEADERS), (method, path)
+
+
+def test_a_server_error_carries_the_security_headers_too() -> None:
+    """A bug (500) must not open what the page's policy closes: the headers are added to
+    every answer on its way out."""
+    import asyncio
+
+    from fastapi import FastAPI
+
+    from seq2seq.explorer.guard import Guard
+
+    app = FastAPI()
+
+    @app.get("/")
+    async def broken() -> None:
+        raise RuntimeError("a bug")
+
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/", "raw_path": b"/", "root_path": "",
+             "query_string": b"", "headers": [(b"host", b"127.0.0.1:8000")],
+             "server": ("127.0.0.1", 8000), "scheme": "http", "http_version": "1.1",
+             "asgi": {"version": "3.0"}}  # fmt: skip
+    with pytest.raises(RuntimeError, match="a bug"):  # re-raised for the server to log
+        asyncio.run(Guard(app, LOOPBACK)(scope, receive, send))
+    start = sent[0]
+    assert start["status"] == 500
+    names = {name.decode().lower() for name, _ in start["headers"]}
+    assert {name.lower() for name in SECURITY_HEADERS} <= names
+
+
+def test_head_is_answered_like_get_without_a_body(server: Server) -> None:
+    for path in ("/", "/explorer.js", "/api/runs"):
+        status, headers, body = exchange(server.url, "HEAD", path)
+        got = exchange(server.url, "GET", path)
+        assert (status, body) == (200, b"")
+        assert headers["Content-Length"] == got[1]["Content-Length"] == str(len(got[2]))
+        assert headers["Content-Type"] == got[1]["Content-Type"]
 
 
 # --------------------------------------------------------------------------- answers
@@ -272,6 +397,16 @@ def test_a_wider_bind_needs_host_and_is_warned_about(monkeypatch, capsys) -> Non
         (("{run}", "--port", "70000"), "--port 70000 is not a port number; use 0 to 65535"),
         (("{run}", "--port", "{busy}"), "cannot listen on 127.0.0.1:{busy}: Address already"),
         (("{run}", "--host", "no.such.invalid"), "--host no.such.invalid is not an address"),
+        (
+            ("{nested}",),
+            "{nested}/metrics.json is not valid JSON (arrays or objects nested too "
+            "deeply); rerun or remove that run",
+        ),
+        (
+            ("{long_number}",),
+            "{long_number}/metrics.json is not valid JSON (a number of more "
+            "than 4300 digits); rerun or remove that run",
+        ),
     ],
 )
 def test_a_bad_start_is_one_line_before_anything_listens(
@@ -280,14 +415,18 @@ def test_a_bad_start_is_one_line_before_anything_listens(
     import shutil
 
     run = tiny_run("additive")
-    unfinished = tmp_path / "unfinished"
-    shutil.copytree(run, unfinished)
-    (unfinished / "metrics.json").unlink()
+    metrics = {"unfinished": None, "nested": NESTED_JSON, "long_number": LONG_NUMBER_JSON}
+    for name, text in metrics.items():
+        shutil.copytree(run, tmp_path / name)
+        if text is None:
+            (tmp_path / name / "metrics.json").unlink()
+        else:
+            (tmp_path / name / "metrics.json").write_text(text, encoding="utf-8")
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        names = {"tmp": tmp_path, "run": run, "unfinished": unfinished,
-                 "busy": busy.getsockname()[1]}  # fmt: skip
+        names = {"tmp": tmp_path, "run": run, "busy": busy.getsockname()[1],
+                 **{name: tmp_path / name for name in metrics}}  # fmt: skip
         result = run_script("serve.py", *(a.format(**names) for a in arguments))
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()

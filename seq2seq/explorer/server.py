@@ -3,7 +3,6 @@ served), say where, and run uvicorn on that socket until Ctrl-C."""
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import sys
 
@@ -11,18 +10,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from seq2seq.errors import UserError
-
-LOOPBACK = "127.0.0.1"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or address) only ever means this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+from seq2seq.explorer.guard import LOOPBACK, is_loopback, page_url
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -50,8 +38,7 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def url_of(sock: socket.socket) -> str:
-    host, port = sock.getsockname()[:2]
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+    return page_url(*sock.getsockname()[:2])
 
 
 def serve(app: ASGIApp, host: str, port: int, what: str) -> None:
