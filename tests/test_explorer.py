@@ -4,9 +4,12 @@ errors before anything listens, Ctrl-C."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import selectors
 import socket
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -330,6 +333,138 @@ def test_examples_spread_over_the_lengths(toy_corpus: Path) -> None:
     assert examples[0].text == " ".join(examples[0].source)
 
 
+# --------------------------------------------------------------------------- connections
+
+#: How long a real request may take while the server is flooded (a generous bound: the
+#: answer itself takes tens of milliseconds).
+ANSWER_SECONDS = 10
+#: How long after its deadline a connection that never sent a whole request may stay open.
+CLOSE_MARGIN_SECONDS = 10
+HALF_HEADERS = b"POST /api/translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty"
+HALF_BODY = (
+    b"POST /api/translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+    b'\r\nContent-Length: 40\r\n\r\n{"text": '
+)
+
+
+def hold_connections(address: tuple[str, int], count: int) -> list[socket.socket]:
+    """``count`` connections to ``address``: a third send nothing, a third half a request's
+    headers, a third whole headers and half the body; none ever sends more."""
+    opened = []
+    with selectors.DefaultSelector() as selector:
+        for k in range(count):
+            sock = socket.socket()
+            sock.setblocking(False)
+            sock.connect_ex(address)
+            opened.append(sock)
+            if k % 3:
+                selector.register(
+                    sock, selectors.EVENT_WRITE, HALF_HEADERS if k % 3 == 1 else HALF_BODY
+                )
+        deadline = time.monotonic() + ANSWER_SECONDS
+        while selector.get_map() and time.monotonic() < deadline:
+            for key, _ in selector.select(timeout=0.5):
+                with contextlib.suppress(OSError):  # closed by the server already: fine
+                    key.fileobj.send(key.data)
+                selector.unregister(key.fileobj)
+    return opened
+
+
+def half_request(address: tuple[str, int], start: bytes) -> socket.socket:
+    """A connection that sends ``start`` (maybe nothing) and never the rest."""
+    sock = socket.create_connection(address, timeout=ANSWER_SECONDS)
+    sock.sendall(start)
+    sock.setblocking(False)
+    return sock
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(4096) == b""
+    except BlockingIOError:  # open, nothing to read
+        return False
+    except ConnectionResetError:
+        return True
+
+
+def test_idle_and_half_sent_connections_cannot_hold_the_server(tiny_run) -> None:
+    """The audit's hang, replayed: a server allowed 128 descriptors, 300 connections that
+    send nothing, half a request's headers or half its body. Real requests are answered at
+    once all the while; the server closes such a connection by its deadline; stderr says
+    nothing about them (not a flood of tracebacks)."""
+    running = start_server(tiny_run("additive"), descriptor_limit=128)
+    parts = urlsplit(running.url)
+    address = (parts.hostname, parts.port)
+    held = hold_connections(address, 300)
+    try:
+        for _ in range(3):
+            started = time.monotonic()
+            assert translate(running.url, "我 爱 中国", timeout=ANSWER_SECONDS)[0] == 200
+            assert get(running.url + "api/runs")[0] == 200
+            assert time.monotonic() - started < ANSWER_SECONDS
+        from seq2seq.explorer.connections import REQUEST_SECONDS
+
+        watched = [half_request(address, start) for start in (b"", HALF_HEADERS, HALF_BODY)]
+        held += watched
+        deadline = time.monotonic() + REQUEST_SECONDS + CLOSE_MARGIN_SECONDS
+        while time.monotonic() < deadline and not all(map(closed_by_server, watched)):
+            time.sleep(0.2)
+        assert all(map(closed_by_server, watched))
+    finally:
+        for sock in held:
+            sock.close()
+        code, stderr = running.stop()
+    assert (code, stderr) == (130, "interrupted\n")
+
+
+def test_headers_still_coming_past_the_limit_are_refused(server: Server) -> None:
+    """h11 buffers at most MAX_HEADER_BYTES of a request's unfinished head: past it, 400."""
+    from seq2seq.explorer.connections import MAX_HEADER_BYTES
+
+    parts = urlsplit(server.url)
+    head = f"GET / HTTP/1.1\r\nHost: {parts.netloc}\r\nX-Padding: ".encode()
+    with socket.create_connection((parts.hostname, parts.port), timeout=ANSWER_SECONDS) as sock:
+        sock.sendall(head + b"x" * MAX_HEADER_BYTES)  # and never the end of the headers
+        answer = sock.makefile("rb").read()
+    assert answer.startswith(b"HTTP/1.1 400 ") and answer.endswith(
+        b"Invalid HTTP request received."
+    )
+    assert exchange(server.url, "GET", "/", {"X-Padding": "x" * 1000})[0] == 200
+
+
+def test_running_out_of_descriptors_is_one_line_until_a_quiet_minute(capsys, caplog) -> None:
+    """asyncio's accept loop reports EMFILE once per pending connection, every second, with a
+    traceback; the server says it once, and again only after a minute without it."""
+    import asyncio
+    import errno
+
+    from seq2seq.explorer.connections import QUIET_SECONDS, Descriptors
+
+    now = [1000.0]
+    descriptors = Descriptors(limit=128, clock=lambda: now[0])
+    exhausted = {"message": "socket.accept() out of system resource",
+                 "exception": OSError(errno.EMFILE, "Too many open files")}  # fmt: skip
+    loop = asyncio.new_event_loop()
+    try:
+        for _ in range(40):  # a second's retries, for 40 s
+            now[0] += 1
+            for _ in range(100):
+                descriptors.report(loop, exhausted)
+        first = capsys.readouterr().err
+        now[0] += QUIET_SECONDS
+        descriptors.report(loop, exhausted)
+        again = capsys.readouterr().err
+        descriptors.report(loop, {"message": "something else", "exception": ValueError("x")})
+    finally:
+        loop.close()
+    expected = (
+        "warning: out of file descriptors (the limit is 128): new connections wait until "
+        "open ones close; raise the limit with ulimit -n\n"
+    )
+    assert first == again == expected
+    assert "something else" in caplog.text  # anything else: asyncio's own report
+
+
 # --------------------------------------------------------------------------- starting, stopping
 
 
@@ -397,6 +532,11 @@ def test_a_wider_bind_needs_host_and_is_warned_about(monkeypatch, capsys) -> Non
         (("{run}", "--port", "70000"), "--port 70000 is not a port number; use 0 to 65535"),
         (("{run}", "--port", "{busy}"), "cannot listen on 127.0.0.1:{busy}: Address already"),
         (("{run}", "--host", "no.such.invalid"), "--host no.such.invalid is not an address"),
+        (
+            ("{run}", "--host", "192.0.2.1"),  # TEST-NET-1: never this machine's
+            "--host 192.0.2.1 is not an address of this machine (Cannot assign requested address); "
+            "use 127.0.0.1 (this machine only) or 0.0.0.0 (every network)",
+        ),
         (
             ("{nested}",),
             "{nested}/metrics.json is not valid JSON (arrays or objects nested too "

@@ -9,6 +9,8 @@
 * :mod:`~seq2seq.explorer.guard` — who may use the API (Host, Origin, JSON), and the security
   headers on every answer;
 * :mod:`~seq2seq.explorer.app` — the HTTP API and the page (FastAPI);
+* :mod:`~seq2seq.explorer.connections` — no client can hold the server: a deadline for each
+  request, a cap on connections, one line when descriptors run out;
 * :mod:`~seq2seq.explorer.server` — binding a loopback port and serving until Ctrl-C.
 
 Everything the page needs (HTML, script, style, font) comes from this package: it works

@@ -22,6 +22,7 @@ from importlib import resources
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from seq2seq.explorer.explain import RunExplorer
@@ -64,12 +65,17 @@ class BodyLimit:
 
 
 async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
-    """The request's body, refused (413) as soon as more than ``limit`` bytes have come."""
+    """The request's body, refused (413) as soon as more than ``limit`` bytes have come, and
+    (400) when the connection closes before it is whole: the client went away, or the server
+    closed it at its deadline (:mod:`~seq2seq.explorer.connections`)."""
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise too_large()
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise too_large()
+    except ClientDisconnect:
+        raise RequestError("the connection closed before the request was whole", 400) from None
     return bytes(body)
 
 
