@@ -575,6 +575,33 @@ def test_a_bad_start_is_one_line_before_anything_listens(
     assert "serving" not in result.stdout
 
 
+def test_a_deleted_synthetic_corpus_is_not_written_again(tiny_run, tmp_path: Path) -> None:
+    """The explorer writes nothing: a run whose synthetic corpus is gone is served without
+    its test sentences, and the note says how to write the corpus again."""
+    import shutil
+
+    import torch
+
+    from seq2seq.model.checkpoint import Checkpoint, save_checkpoint
+
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run("additive"), run)
+    best = run / "checkpoints" / "best.pt"
+    payload = torch.load(best, weights_only=True)
+    corpus = tmp_path / "synthetic"  # never made, or deleted since
+    sizes = {"train_size": 30, "valid_size": 5, "test_size": 5}
+    payload["config"]["data"] |= {"synthetic": True, "dir": str(corpus), "seed": 3, **sizes}
+    save_checkpoint(best, Checkpoint.from_dict(payload))
+    explorer = RunExplorer.load("x", run)
+    assert not corpus.exists() and explorer.examples == []
+    assert explorer.notes == [
+        f"no test sentences to pick from: the synthetic corpus {corpus} is gone; "
+        f"python scripts/make_corpus.py data.dir={corpus} data.seed=3 data.train_size=30 "
+        "data.valid_size=5 data.test_size=5 writes it again"
+    ]
+    assert explorer.explain("我 爱 中国").output  # still translates
+
+
 def test_a_transformer_shows_every_layer_and_head(tiny_run) -> None:
     explorer = RunExplorer.load("t", tiny_run("transformer"))
     example = explorer.examples[-1]
