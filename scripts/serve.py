@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     for explorer in explorers:
         for note in explorer.notes:
             print(f"note: {explorer.name}: {note}")
-    serve(create_app(explorers), args.host, args.port, " and ".join(e.name for e in explorers))
+    names = " and ".join(e.name for e in explorers)
+    serve(create_app(explorers, args.host), args.host, args.port, names)
 
 
 if __name__ == "__main__":

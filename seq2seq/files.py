@@ -1,4 +1,5 @@
-"""Writing files so that a crash never leaves half of one: a temporary file, then a rename.
+"""Writing files so that a crash never leaves half of one: a temporary file, then a rename;
+and reading JSON with every refusal a one-line reason (:func:`parse_json`).
 
 A write that fails (no space left, a read-only place, a folder where the file should go)
 is a one-line :class:`~seq2seq.errors.WriteError` naming the file and the reason, and leaves
@@ -16,6 +17,7 @@ import hashlib
 import json
 import os
 import secrets
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -104,6 +106,35 @@ def _same_file(path: Path, handle: int) -> bool:
 def write_json(path: str | Path, data: Any) -> None:
     """Pretty-printed JSON, non-ASCII kept readable, written atomically."""
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+class JSONError(ValueError):
+    """Text that :func:`parse_json` cannot read. ``reason`` says what is wrong in a few words;
+    ``str()`` adds where, when a place is known (as :class:`json.JSONDecodeError` does)."""
+
+    def __init__(self, reason: str, where: str = "") -> None:
+        super().__init__(reason + where)
+        self.reason = reason
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads(text)``, or a :class:`JSONError`.
+
+    Besides malformed JSON, Python's parser refuses two kinds of valid JSON outside
+    :class:`json.JSONDecodeError`: arrays or objects nested deeper than the interpreter's
+    recursion limit (:class:`RecursionError`) and an integer of more digits than
+    :func:`sys.get_int_max_str_digits` (a :class:`ValueError` that guards against
+    quadratic-time conversion). Both are a file or a request to refuse, not a crash.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        where = f": line {err.lineno} column {err.colno} (char {err.pos})"
+        raise JSONError(err.msg, where) from None
+    except RecursionError:
+        raise JSONError("arrays or objects nested too deeply") from None
+    except ValueError:
+        raise JSONError(f"a number of more than {sys.get_int_max_str_digits()} digits") from None
 
 
 def file_sha256(path: str | Path) -> str:

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.bad_input import Case, Outcome, Shared, check_fails_cleanly, outcomes_fixture
+from tests.helpers.bad_input import (
+    LONG_NUMBER_JSON,
+    NESTED_JSON,
+    Case,
+    Outcome,
+    Shared,
+    check_fails_cleanly,
+    outcomes_fixture,
+)
 from tests.helpers.metrics import fake_metrics, fake_sweep, write_run
 
 
@@ -44,6 +52,14 @@ COMPARE_CASES = [
     Case("compare-out-read-only", "compare.py", ("{sweep}", "--out", "{tmp}/ro/out"),
          ("cannot write", "ro/out", "read-only file system", "choose another place"),
          prepare=sweep_with("dot_seed0", fake_metrics("dot")), read_only="{tmp}/ro"),
+    Case("compare-metrics-nested-too-deeply", "compare.py", ("{sweep}",),
+         ("dot_seed0/metrics.json is not valid JSON (arrays or objects nested too deeply); "
+          "rerun or remove that run",),
+         prepare=sweep_with("dot_seed0", NESTED_JSON)),
+    Case("compare-metrics-long-number", "compare.py", ("{sweep}",),
+         ("dot_seed0/metrics.json is not valid JSON (a number of more than 4300 digits); "
+          "rerun or remove that run",),
+         prepare=sweep_with("dot_seed0", LONG_NUMBER_JSON)),
 ]  # fmt: skip
 
 

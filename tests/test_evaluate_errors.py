@@ -6,6 +6,8 @@ import pytest
 
 from tests.helpers.bad_input import (
     DELETE,
+    LONG_NUMBER_JSON,
+    NESTED_JSON,
     Case,
     Outcome,
     check_fails_cleanly,
@@ -65,6 +67,14 @@ EVALUATE_CASES = [
          ("checkpoints/best.pt and ", ".hydra/config.yaml disagree about the model: "
           "model.kind=rnn in the checkpoint, transformer in .hydra/config.yaml; "),
          prepare=run_file_edited(".hydra/config.yaml", "  kind: rnn", "  kind: transformer")),
+    Case("evaluate-metrics-nested-too-deeply", "evaluate.py", ("{run}", "--device", "cpu"),
+         ("the scores above were not recorded", "run/metrics.json is not valid JSON "
+          "(arrays or objects nested too deeply); rerun or remove that run"),
+         prepare=run_copy(metrics=NESTED_JSON), stdout=("BLEU",)),
+    Case("evaluate-metrics-long-number", "evaluate.py", ("{run}", "--device", "cpu"),
+         ("the scores above were not recorded", "run/metrics.json is not valid JSON "
+          "(a number of more than 4300 digits); rerun or remove that run"),
+         prepare=run_copy(metrics=LONG_NUMBER_JSON), stdout=("BLEU",)),
 ]  # fmt: skip
 
 

@@ -4,9 +4,12 @@ errors before anything listens, Ctrl-C."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import selectors
 import socket
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,13 +21,21 @@ import pytest
 from seq2seq.evaluation.inference import TrainedRun
 from seq2seq.evaluation.metrics import alignment_error_rate, hard_alignment
 from seq2seq.explorer.explain import RunExplorer, pick_examples
-from seq2seq.explorer.inputs import MAX_BEAM, MAX_BODY_BYTES, MAX_CHARACTERS, Query, parse_query
-from tests.helpers.bad_input import hand_edited
-from tests.helpers.explorer import Server, get, post, start_server, translate
+from seq2seq.explorer.inputs import (
+    EXAMPLE,
+    MAX_BEAM,
+    MAX_BODY_BYTES,
+    MAX_CHARACTERS,
+    Query,
+    parse_query,
+)
+from tests.helpers.bad_input import LONG_NUMBER_JSON, NESTED_JSON, hand_edited
+from tests.helpers.explorer import Server, exchange, get, post, start_server, translate
 from tests.helpers.runs import run_script
 
 pytest.importorskip("fastapi", reason='the explorer needs pip install -e ".[demo]"')
-from seq2seq.explorer.server import is_loopback  # needs the [demo] extra: after the skip
+from seq2seq.explorer.guard import LOOPBACK  # needs the [demo] extra: after the skip
+from seq2seq.explorer.server import is_loopback
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +73,10 @@ BAD_REQUESTS = [
     (json.dumps({"text": "我" * (MAX_CHARACTERS + 1)}).encode(), 422,
      f"the sentence has {MAX_CHARACTERS + 1} characters, more than the limit of {MAX_CHARACTERS}; "
      "split it into shorter sentences"),
+    (b"[" * 5000 + b"]" * 5000, 400,
+     "the request is not JSON (arrays or objects nested too deeply); send " + EXAMPLE),
+    (b'{"text": "x", "beam_size": ' + b"1" * 4301 + b"}", 400,
+     "the request is not JSON (a number of more than 4300 digits); send " + EXAMPLE),
     (b" " * (MAX_BODY_BYTES + 1), 413,
      "the request is larger than 16 KiB; send one sentence of at most "
      f"{MAX_CHARACTERS} characters"),
@@ -101,6 +116,7 @@ def test_a_body_announced_too_large_is_refused_before_it_is_read(server: Server)
     parts = urlsplit(server.url)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
     connection.putrequest("POST", "/api/translate")
+    connection.putheader("Content-Type", "application/json")
     connection.putheader("Content-Length", str(50 * 1024 * 1024))  # 50 MB, never sent
     connection.endheaders()
     response = connection.getresponse()
@@ -112,11 +128,122 @@ def test_a_chunked_body_is_cut_off_at_the_limit(server: Server) -> None:
     parts = urlsplit(server.url)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
     chunks = (b"x" * 4096 for _ in range(64))  # 256 KiB, no Content-Length
-    connection.request("POST", "/api/translate", body=chunks, encode_chunked=True)
+    connection.request("POST", "/api/translate", chunks, JSON, encode_chunked=True)
     response = connection.getresponse()
     assert response.status == 413
     connection.close()
     assert translate(server.url, "我 爱 中国")[0] == 200
+
+
+# --------------------------------------------------------------------------- who may ask
+
+SECURITY_HEADERS = ("Content-Security-Policy", "X-Content-Type-Options", "Referrer-Policy")
+TRANSLATE = ("POST", "/api/translate")
+JSON = {"Content-Type": "application/json"}
+SENTENCE = json.dumps({"text": "我 爱 中国"}, ensure_ascii=False).encode()
+#: What a page of another site, or one reached through a rebound DNS name, may send.
+REFUSED_REQUESTS = [
+    ("a form-like POST, no preflight", *TRANSLATE, {"Content-Type": "text/plain"}, 415,
+     "send the request as JSON (Content-Type: application/json), like {\"text\": \"我 爱 中国\"}"),
+    ("a POST without a type", *TRANSLATE, {}, 415,
+     "send the request as JSON (Content-Type: application/json), like {\"text\": \"我 爱 中国\"}"),
+    ("another site's page, the audit's", *TRANSLATE,
+     {"Content-Type": "text/plain", "Origin": "http://evil.example"}, 403,
+     "a page of http://evil.example may not use this server; open the page at {url}"),
+    ("another site's page, as JSON", *TRANSLATE, {**JSON, "Origin": "http://evil.example"}, 403,
+     "a page of http://evil.example may not use this server; open the page at {url}"),
+    ("a sandboxed page", *TRANSLATE, {**JSON, "Origin": "null"}, 403,
+     "a page of null may not use this server; open the page at {url}"),
+    ("a page on this name but another port", "GET", "/api/runs",
+     {"Origin": "http://127.0.0.1:1"}, 403,
+     "a page of http://127.0.0.1:1 may not use this server; open the page at {url}"),
+    ("DNS rebinding", "GET", "/api/runs", {"Host": "rebind.evil.example"}, 400,
+     "Host rebind.evil.example is not this server; open the page at {url}"),
+    ("DNS rebinding, with the port", *TRANSLATE, {**JSON, "Host": "rebind.evil.example:{port}"},
+     400, "Host rebind.evil.example:{port} is not this server; open the page at {url}"),
+    ("this address, another port", "GET", "/", {"Host": "127.0.0.1:1"}, 400,
+     "Host 127.0.0.1:1 is not this server; open the page at {url}"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers", "status", "message"),
+    [pytest.param(*row[1:], id=row[0]) for row in REFUSED_REQUESTS],
+)
+def test_a_request_from_elsewhere_is_refused_in_one_line(
+    server: Server, method: str, path: str, headers: dict, status: int, message: str
+) -> None:
+    port = str(urlsplit(server.url).port)
+    headers = {name: value.replace("{port}", port) for name, value in headers.items()}
+    answer = exchange(server.url, method, path, headers, SENTENCE if method == "POST" else None)
+    assert (answer[0], json.loads(answer[2])) == (
+        status,
+        {"error": message.replace("{url}", server.url).replace("{port}", port)},
+    )
+    assert all(answer[1][name] for name in SECURITY_HEADERS)
+
+
+def test_the_page_itself_and_its_own_names_are_served(server: Server) -> None:
+    port = urlsplit(server.url).port
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"):
+        own = {"Origin": f"http://{host}"}  # what a browser sends with the page's POST
+        for headers in ({**JSON, **own}, {"Content-Type": "application/json; charset=utf-8"}):
+            status, _, body = exchange(server.url, *TRANSLATE, {**headers, "Host": host}, SENTENCE)
+            assert status == 200, body
+        assert exchange(server.url, "GET", "/api/runs", {"Host": host})[0] == 200
+
+
+def test_every_answer_carries_the_security_headers(server: Server) -> None:
+    answers = (("GET", "/no-such-page", 404), ("DELETE", "/", 405),
+               ("GET", "/api/translate", 405), ("PUT", "/api/runs", 405))  # fmt: skip
+    for method, path, status in answers:
+        answer = exchange(server.url, method, path)
+        assert answer[0] == status
+        assert all(answer[1][name] for name in SECURITY_HEADERS), (method, path)
+
+
+def test_a_server_error_carries_the_security_headers_too() -> None:
+    """A bug (500) must not open what the page's policy closes: the headers are added to
+    every answer on its way out."""
+    import asyncio
+
+    from fastapi import FastAPI
+
+    from seq2seq.explorer.guard import Guard
+
+    app = FastAPI()
+
+    @app.get("/")
+    async def broken() -> None:
+        raise RuntimeError("a bug")
+
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/", "raw_path": b"/", "root_path": "",
+             "query_string": b"", "headers": [(b"host", b"127.0.0.1:8000")],
+             "server": ("127.0.0.1", 8000), "scheme": "http", "http_version": "1.1",
+             "asgi": {"version": "3.0"}}  # fmt: skip
+    with pytest.raises(RuntimeError, match="a bug"):  # re-raised for the server to log
+        asyncio.run(Guard(app, LOOPBACK)(scope, receive, send))
+    start = sent[0]
+    assert start["status"] == 500
+    names = {name.decode().lower() for name, _ in start["headers"]}
+    assert {name.lower() for name in SECURITY_HEADERS} <= names
+
+
+def test_head_is_answered_like_get_without_a_body(server: Server) -> None:
+    for path in ("/", "/explorer.js", "/api/runs"):
+        status, headers, body = exchange(server.url, "HEAD", path)
+        got = exchange(server.url, "GET", path)
+        assert (status, body) == (200, b"")
+        assert headers["Content-Length"] == got[1]["Content-Length"] == str(len(got[2]))
+        assert headers["Content-Type"] == got[1]["Content-Type"]
 
 
 # --------------------------------------------------------------------------- answers
@@ -206,6 +333,138 @@ def test_examples_spread_over_the_lengths(toy_corpus: Path) -> None:
     assert examples[0].text == " ".join(examples[0].source)
 
 
+# --------------------------------------------------------------------------- connections
+
+#: How long a real request may take while the server is flooded (a generous bound: the
+#: answer itself takes tens of milliseconds).
+ANSWER_SECONDS = 10
+#: How long after its deadline a connection that never sent a whole request may stay open.
+CLOSE_MARGIN_SECONDS = 10
+HALF_HEADERS = b"POST /api/translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty"
+HALF_BODY = (
+    b"POST /api/translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+    b'\r\nContent-Length: 40\r\n\r\n{"text": '
+)
+
+
+def hold_connections(address: tuple[str, int], count: int) -> list[socket.socket]:
+    """``count`` connections to ``address``: a third send nothing, a third half a request's
+    headers, a third whole headers and half the body; none ever sends more."""
+    opened = []
+    with selectors.DefaultSelector() as selector:
+        for k in range(count):
+            sock = socket.socket()
+            sock.setblocking(False)
+            sock.connect_ex(address)
+            opened.append(sock)
+            if k % 3:
+                selector.register(
+                    sock, selectors.EVENT_WRITE, HALF_HEADERS if k % 3 == 1 else HALF_BODY
+                )
+        deadline = time.monotonic() + ANSWER_SECONDS
+        while selector.get_map() and time.monotonic() < deadline:
+            for key, _ in selector.select(timeout=0.5):
+                with contextlib.suppress(OSError):  # closed by the server already: fine
+                    key.fileobj.send(key.data)
+                selector.unregister(key.fileobj)
+    return opened
+
+
+def half_request(address: tuple[str, int], start: bytes) -> socket.socket:
+    """A connection that sends ``start`` (maybe nothing) and never the rest."""
+    sock = socket.create_connection(address, timeout=ANSWER_SECONDS)
+    sock.sendall(start)
+    sock.setblocking(False)
+    return sock
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(4096) == b""
+    except BlockingIOError:  # open, nothing to read
+        return False
+    except ConnectionResetError:
+        return True
+
+
+def test_idle_and_half_sent_connections_cannot_hold_the_server(tiny_run) -> None:
+    """The audit's hang, replayed: a server allowed 128 descriptors, 300 connections that
+    send nothing, half a request's headers or half its body. Real requests are answered at
+    once all the while; the server closes such a connection by its deadline; stderr says
+    nothing about them (not a flood of tracebacks)."""
+    running = start_server(tiny_run("additive"), descriptor_limit=128)
+    parts = urlsplit(running.url)
+    address = (parts.hostname, parts.port)
+    held = hold_connections(address, 300)
+    try:
+        for _ in range(3):
+            started = time.monotonic()
+            assert translate(running.url, "我 爱 中国", timeout=ANSWER_SECONDS)[0] == 200
+            assert get(running.url + "api/runs")[0] == 200
+            assert time.monotonic() - started < ANSWER_SECONDS
+        from seq2seq.explorer.connections import REQUEST_SECONDS
+
+        watched = [half_request(address, start) for start in (b"", HALF_HEADERS, HALF_BODY)]
+        held += watched
+        deadline = time.monotonic() + REQUEST_SECONDS + CLOSE_MARGIN_SECONDS
+        while time.monotonic() < deadline and not all(map(closed_by_server, watched)):
+            time.sleep(0.2)
+        assert all(map(closed_by_server, watched))
+    finally:
+        for sock in held:
+            sock.close()
+        code, stderr = running.stop()
+    assert (code, stderr) == (130, "interrupted\n")
+
+
+def test_headers_still_coming_past_the_limit_are_refused(server: Server) -> None:
+    """h11 buffers at most MAX_HEADER_BYTES of a request's unfinished head: past it, 400."""
+    from seq2seq.explorer.connections import MAX_HEADER_BYTES
+
+    parts = urlsplit(server.url)
+    head = f"GET / HTTP/1.1\r\nHost: {parts.netloc}\r\nX-Padding: ".encode()
+    with socket.create_connection((parts.hostname, parts.port), timeout=ANSWER_SECONDS) as sock:
+        sock.sendall(head + b"x" * MAX_HEADER_BYTES)  # and never the end of the headers
+        answer = sock.makefile("rb").read()
+    assert answer.startswith(b"HTTP/1.1 400 ") and answer.endswith(
+        b"Invalid HTTP request received."
+    )
+    assert exchange(server.url, "GET", "/", {"X-Padding": "x" * 1000})[0] == 200
+
+
+def test_running_out_of_descriptors_is_one_line_until_a_quiet_minute(capsys, caplog) -> None:
+    """asyncio's accept loop reports EMFILE once per pending connection, every second, with a
+    traceback; the server says it once, and again only after a minute without it."""
+    import asyncio
+    import errno
+
+    from seq2seq.explorer.connections import QUIET_SECONDS, Descriptors
+
+    now = [1000.0]
+    descriptors = Descriptors(limit=128, clock=lambda: now[0])
+    exhausted = {"message": "socket.accept() out of system resource",
+                 "exception": OSError(errno.EMFILE, "Too many open files")}  # fmt: skip
+    loop = asyncio.new_event_loop()
+    try:
+        for _ in range(40):  # a second's retries, for 40 s
+            now[0] += 1
+            for _ in range(100):
+                descriptors.report(loop, exhausted)
+        first = capsys.readouterr().err
+        now[0] += QUIET_SECONDS
+        descriptors.report(loop, exhausted)
+        again = capsys.readouterr().err
+        descriptors.report(loop, {"message": "something else", "exception": ValueError("x")})
+    finally:
+        loop.close()
+    expected = (
+        "warning: out of file descriptors (the limit is 128): new connections wait until "
+        "open ones close; raise the limit with ulimit -n\n"
+    )
+    assert first == again == expected
+    assert "something else" in caplog.text  # anything else: asyncio's own report
+
+
 # --------------------------------------------------------------------------- starting, stopping
 
 
@@ -274,6 +533,21 @@ def test_a_wider_bind_needs_host_and_is_warned_about(monkeypatch, capsys) -> Non
         (("{run}", "--port", "{busy}"), "cannot listen on 127.0.0.1:{busy}: Address already"),
         (("{run}", "--host", "no.such.invalid"), "--host no.such.invalid is not an address"),
         (("{edited}",), "{edited}/checkpoints/best.pt: 'model_spec.attention' should be one of"),
+        (
+            ("{run}", "--host", "192.0.2.1"),  # TEST-NET-1: never this machine's
+            "--host 192.0.2.1 is not an address of this machine (Cannot assign requested address); "
+            "use 127.0.0.1 (this machine only) or 0.0.0.0 (every network)",
+        ),
+        (
+            ("{nested}",),
+            "{nested}/metrics.json is not valid JSON (arrays or objects nested too "
+            "deeply); rerun or remove that run",
+        ),
+        (
+            ("{long_number}",),
+            "{long_number}/metrics.json is not valid JSON (a number of more "
+            "than 4300 digits); rerun or remove that run",
+        ),
     ],
 )
 def test_a_bad_start_is_one_line_before_anything_listens(
@@ -282,23 +556,54 @@ def test_a_bad_start_is_one_line_before_anything_listens(
     import shutil
 
     run = tiny_run("additive")
-    unfinished = tmp_path / "unfinished"
-    shutil.copytree(run, unfinished)
-    (unfinished / "metrics.json").unlink()
+    metrics = {"unfinished": None, "nested": NESTED_JSON, "long_number": LONG_NUMBER_JSON}
+    for name, text in metrics.items():
+        shutil.copytree(run, tmp_path / name)
+        if text is None:
+            (tmp_path / name / "metrics.json").unlink()
+        else:
+            (tmp_path / name / "metrics.json").write_text(text, encoding="utf-8")
     edited = tmp_path / "edited"
     shutil.copytree(run, edited)
     hand_edited("model_spec.attention", "evil")(edited / "checkpoints" / "best.pt", tmp_path)
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        names = {"tmp": tmp_path, "run": run, "unfinished": unfinished, "edited": edited,
-                 "busy": busy.getsockname()[1]}  # fmt: skip
+        names = {"tmp": tmp_path, "run": run, "busy": busy.getsockname()[1], "edited": edited,
+                 **{name: tmp_path / name for name in metrics}}  # fmt: skip
         result = run_script("serve.py", *(a.format(**names) for a in arguments))
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
     assert message.format(**names) in lines[0]
     assert "serving" not in result.stdout
+
+
+def test_a_deleted_synthetic_corpus_is_not_written_again(tiny_run, tmp_path: Path) -> None:
+    """The explorer writes nothing: a run whose synthetic corpus is gone is served without
+    its test sentences, and the note says how to write the corpus again."""
+    import shutil
+
+    import torch
+
+    from seq2seq.model.checkpoint import Checkpoint, save_checkpoint
+
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run("additive"), run)
+    best = run / "checkpoints" / "best.pt"
+    payload = torch.load(best, weights_only=True)
+    corpus = tmp_path / "synthetic"  # never made, or deleted since
+    sizes = {"train_size": 30, "valid_size": 5, "test_size": 5}
+    payload["config"]["data"] |= {"synthetic": True, "dir": str(corpus), "seed": 3, **sizes}
+    save_checkpoint(best, Checkpoint.from_dict(payload))
+    explorer = RunExplorer.load("x", run)
+    assert not corpus.exists() and explorer.examples == []
+    assert explorer.notes == [
+        f"no test sentences to pick from: the synthetic corpus {corpus} is gone; "
+        f"python scripts/make_corpus.py data.dir={corpus} data.seed=3 data.train_size=30 "
+        "data.valid_size=5 data.test_size=5 writes it again"
+    ]
+    assert explorer.explain("我 爱 中国").output  # still translates
 
 
 def test_a_transformer_shows_every_layer_and_head(tiny_run) -> None:

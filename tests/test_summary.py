@@ -12,7 +12,12 @@ import pytest
 
 from seq2seq.errors import UserError
 from seq2seq.evaluation.scores import Scores
-from seq2seq.evaluation.summary import Evaluation, RunSummary, record_evaluation
+from seq2seq.evaluation.summary import (
+    Evaluation,
+    RunSummary,
+    record_evaluation,
+    recorded_evaluations,
+)
 from seq2seq.files import write_json
 from tests.helpers.metrics import TRAINING_KEYS, full_metrics, scores
 
@@ -119,6 +124,27 @@ def test_load_names_the_file_when_unreadable(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="not valid JSON") as caught:
         RunSummary.load(path)
     assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("[" * 5000 + "]" * 5000, "arrays or objects nested too deeply"),
+        ('{"attention": "dot", "step": ' + "1" * 4301 + "}", "a number of more than 4300 digits"),
+    ],
+    ids=["nested", "long-number"],
+)
+def test_json_beyond_the_parsers_limits_is_one_line_naming_the_file(
+    text: str, reason: str, tmp_path: Path
+) -> None:
+    """Python's parser stops at a nesting depth (RecursionError) and at 4300 digits
+    (ValueError): both are a broken file, said in one line like any other."""
+    path = tmp_path / "metrics.json"
+    path.write_text(text, encoding="utf-8")
+    for read in (RunSummary.load, recorded_evaluations):
+        with pytest.raises(UserError) as caught:
+            read(path)
+        assert str(caught.value) == f"{path} is not valid JSON ({reason}); rerun or remove that run"
 
 
 def evaluation(checkpoint: str = "last.pt", beam: int = 1, bleu: float = 30.0) -> Evaluation:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
+import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from seq2seq.data.config import DataConfig
 from seq2seq.data.corpus import SPLITS, Pair, TsvFormat, read_tsv
 from seq2seq.data.segmentation import in_subwords
 from seq2seq.data.subwords import Subwords
+from seq2seq.data.synthetic.generator import CorpusSpec
 from seq2seq.data.synthetic.store import CORPUS_FILE, Outcome, ensure_corpus
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
@@ -60,6 +62,26 @@ def ensure_synthetic_corpus(data: DataConfig) -> Path:
             spec.test_size,
         )
     return directory
+
+
+def synthetic_corpus_missing(data: DataConfig) -> bool:
+    """Whether ``data`` asks for a synthetic corpus whose folder is missing or empty, so that
+    reading its splits would generate it (:func:`ensure_synthetic_corpus`)."""
+    directory = Path(data.dir or "")
+    on_disk = directory.is_dir() and any(directory.iterdir())
+    return data.synthetic and not data.path and not on_disk
+
+
+def make_corpus_command(data: DataConfig) -> str:
+    """The command that writes ``data``'s synthetic corpus: ``scripts/make_corpus.py`` with
+    its folder and each generator setting that is not the default."""
+    spec, default = data.corpus_spec, CorpusSpec()
+    settings = [
+        f"data.{field.name}={getattr(spec, field.name)}"
+        for field in dataclasses.fields(CorpusSpec)
+        if hasattr(data, field.name) and getattr(spec, field.name) != getattr(default, field.name)
+    ]
+    return shlex.join(["python", "scripts/make_corpus.py", f"data.dir={data.dir}", *settings])
 
 
 def split_single_file(pairs: list[Pair], valid_size: int, test_size: int, seed: int) -> dict:

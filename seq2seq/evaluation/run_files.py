@@ -5,7 +5,6 @@ same words, and that the checkpoint is the run's own (:func:`check_same_model`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import yaml
 
 from seq2seq.errors import UserError
 from seq2seq.evaluation.summary import METRICS_FILE
+from seq2seq.files import parse_json
 
 CHECKPOINTS = "checkpoints"  # the run folder's checkpoints: best.pt, last.pt
 HYDRA_CONFIG = ".hydra/config.yaml"  # the config Hydra composed for the run
@@ -79,7 +79,7 @@ def _read(path: Path) -> object:
     """A run file's content (JSON or YAML by its suffix), or None where it cannot be read."""
     try:
         text = path.read_text(encoding="utf-8")
-        return yaml.safe_load(text) if path.suffix == ".yaml" else json.loads(text)
+        return yaml.safe_load(text) if path.suffix == ".yaml" else parse_json(text)
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
         return None
 

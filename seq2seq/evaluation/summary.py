@@ -16,7 +16,6 @@ when a run has them, so a rewrite of an older file does not add them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 
 from seq2seq.errors import UserError
 from seq2seq.evaluation.scores import Scores
-from seq2seq.files import locked, write_json
+from seq2seq.files import JSONError, locked, parse_json, write_json
 from seq2seq.records import RecordError, from_plain, to_plain
 
 METRICS_FILE = "metrics.json"
@@ -219,10 +218,10 @@ OPTIONAL = ("corpus_sha256", "distributed", "compute", "decoding", "config", "ev
 def read_json(path: Path) -> object:
     """Parsed JSON, or a one-line :class:`UserError` naming the file."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return parse_json(path.read_text(encoding="utf-8"))
     except OSError as err:
         raise UserError(f"cannot read {path}: {err.strerror or err}") from err
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+    except (JSONError, UnicodeDecodeError) as err:
         raise UserError(f"{path} is not valid JSON ({err}); rerun or remove that run") from err
 
 

@@ -6,7 +6,11 @@
 * :mod:`~seq2seq.explorer.explain` — one run's translation of a sentence with its attention
   maps, the gold links and AER when the sentence is one of the run's test sentences;
 * :mod:`~seq2seq.explorer.font` — the CJK font subset the page draws its labels with;
+* :mod:`~seq2seq.explorer.guard` — who may use the API (Host, Origin, JSON), and the security
+  headers on every answer;
 * :mod:`~seq2seq.explorer.app` — the HTTP API and the page (FastAPI);
+* :mod:`~seq2seq.explorer.connections` — no client can hold the server: a deadline for each
+  request, a cap on connections, one line when descriptors run out;
 * :mod:`~seq2seq.explorer.server` — binding a loopback port and serving until Ctrl-C.
 
 Everything the page needs (HTML, script, style, font) comes from this package: it works

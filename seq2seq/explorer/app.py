@@ -6,10 +6,11 @@
 * ``POST /api/translate`` ``{"text": ..., "beam_size": 1}`` -> every run's
   :class:`~seq2seq.explorer.explain.Explanation`, or ``{"error": one line}`` with a 4xx.
 
-No path ever comes from a request, FastAPI's own documentation pages (which load their
-scripts from a CDN) are off, and the page's Content-Security-Policy allows nothing from
-anywhere but this server. A body larger than :data:`~seq2seq.explorer.inputs.MAX_BODY_BYTES`
-is refused (413) before it is read whole.
+``HEAD`` is answered like ``GET``, without the body. No path ever comes from a request, and
+FastAPI's own documentation pages (which load their scripts from a CDN) are off. Only the
+explorer's own page may call the API, and every answer carries the security headers
+(:class:`~seq2seq.explorer.guard.Guard`). A body larger than
+:data:`~seq2seq.explorer.inputs.MAX_BODY_BYTES` is refused (413) before it is read whole.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from importlib import resources
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from seq2seq.explorer.explain import RunExplorer
 from seq2seq.explorer.font import cjk_subset
+from seq2seq.explorer.guard import LOOPBACK, Guard, refused
 from seq2seq.explorer.inputs import (
     MAX_BEAM,
     MAX_BODY_BYTES,
@@ -39,13 +42,8 @@ STATIC = {
     "/explorer.js": ("explorer.js", "text/javascript; charset=utf-8"),
     "/explorer.css": ("explorer.css", "text/css; charset=utf-8"),
 }
-SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; base-uri 'none'; "
-    "form-action 'none'; frame-ancestors 'none'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
+#: What the page's files and the run list answer: HEAD is GET without the body.
+READ = ["GET", "HEAD"]
 
 
 class BodyLimit:
@@ -67,17 +65,18 @@ class BodyLimit:
 
 
 async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
-    """The request's body, refused (413) as soon as more than ``limit`` bytes have come."""
+    """The request's body, refused (413) as soon as more than ``limit`` bytes have come, and
+    (400) when the connection closes before it is whole: the client went away, or the server
+    closed it at its deadline (:mod:`~seq2seq.explorer.connections`)."""
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise too_large()
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise too_large()
+    except ClientDisconnect:
+        raise RequestError("the connection closed before the request was whole", 400) from None
     return bytes(body)
-
-
-def refused(error: RequestError) -> JSONResponse:
-    return JSONResponse({"error": error.message}, error.status, headers=SECURITY_HEADERS)
 
 
 def static_files() -> dict[str, bytes]:
@@ -95,8 +94,9 @@ def page_characters(explorers: Sequence[RunExplorer]) -> list[str]:
     return texts
 
 
-def create_app(explorers: Sequence[RunExplorer]) -> ASGIApp:
-    """The ASGI app serving ``explorers`` (one run, or two side by side)."""
+def create_app(explorers: Sequence[RunExplorer], host: str = LOOPBACK) -> ASGIApp:
+    """The ASGI app serving ``explorers`` (one run, or two side by side) on ``host`` (the
+    ``--host`` given: a name that may reach it)."""
     files = static_files()
     font = cjk_subset(page_characters(explorers))
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
@@ -105,18 +105,18 @@ def create_app(explorers: Sequence[RunExplorer]) -> ASGIApp:
         media_type = STATIC[route][1]
 
         async def handler() -> Response:
-            return Response(files[route], media_type=media_type, headers=SECURITY_HEADERS)
+            return Response(files[route], media_type=media_type)
 
-        app.add_api_route(route, handler, methods=["GET"])
+        app.add_api_route(route, handler, methods=READ)
 
     for route in STATIC:
         serve_static(route)
 
-    @app.get("/cjk.otf")
+    @app.api_route("/cjk.otf", methods=READ)
     async def cjk_font() -> Response:
-        return Response(font, media_type="font/otf", headers=SECURITY_HEADERS)
+        return Response(font, media_type="font/otf")
 
-    @app.get("/api/runs")
+    @app.api_route("/api/runs", methods=READ)
     async def runs() -> JSONResponse:
         first = explorers[0]
         return JSONResponse(
@@ -127,8 +127,7 @@ def create_app(explorers: Sequence[RunExplorer]) -> ASGIApp:
                     for e in first.examples
                 ],
                 "limits": {"characters": MAX_CHARACTERS, "beam_size": MAX_BEAM},
-            },
-            headers=SECURITY_HEADERS,
+            }
         )
 
     @app.post("/api/translate")
@@ -146,8 +145,7 @@ def create_app(explorers: Sequence[RunExplorer]) -> ASGIApp:
                 "text": query.text,
                 "beam_size": query.beam_size,
                 "runs": [asdict(a) for a in answers],
-            },
-            headers=SECURITY_HEADERS,
+            }
         )
 
-    return BodyLimit(app, MAX_BODY_BYTES)
+    return Guard(BodyLimit(app, MAX_BODY_BYTES), host)

@@ -19,6 +19,7 @@ import numpy as np
 
 from seq2seq.data.batching import ParallelDataset
 from seq2seq.data.corpus import Alignment, Pair, join_chinese
+from seq2seq.data.loading import make_corpus_command, synthetic_corpus_missing
 from seq2seq.errors import UserError
 from seq2seq.evaluation.extract import ALL_LAYERS, extract_attention_weights
 from seq2seq.evaluation.inference import TrainedRun
@@ -124,12 +125,7 @@ class RunExplorer:
         metrics = finished_run_metrics(run_dir, checkpoint)
         run = TrainedRun.load(run_dir, checkpoint, device=device)
         summary = RunSummary.load(metrics)
-        notes: list[str] = []
-        try:
-            test = run.splits()["test"]
-        except UserError as err:
-            test = []
-            notes.append(f"no test sentences to pick from: {err}")
+        test, notes = read_test_split(run)
         return cls(name, run, summary, pick_examples(test, run.data.char_level_src), notes)
 
     @property
@@ -226,6 +222,22 @@ class RunExplorer:
         """The heads AER is scored on, (heads, T_t, T_s): the reported layer's."""
         model = self.run.model
         return every[model.decoder.weights_layer if model.decoder_layer_count else 0]
+
+
+def read_test_split(run: TrainedRun) -> tuple[list[Pair], list[str]]:
+    """The run's test split and, when there is none to read, a note saying why. The explorer
+    writes nothing: a synthetic corpus that is gone is not generated again (reading its
+    splits would), the note says how to."""
+    data = run.data
+    if synthetic_corpus_missing(data):
+        return [], [
+            f"no test sentences to pick from: the synthetic corpus {data.dir} is gone; "
+            f"{make_corpus_command(data)} writes it again"
+        ]
+    try:
+        return run.splits()["test"], []
+    except UserError as err:
+        return [], [f"no test sentences to pick from: {err}"]
 
 
 def maps_of(weights: np.ndarray, layered: bool = False) -> list[AttentionMap]:

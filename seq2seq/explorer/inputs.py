@@ -7,9 +7,10 @@ as it is. Nothing here touches the disk or a model, so it imports without torch.
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from dataclasses import dataclass
+
+from seq2seq.files import JSONError, parse_json
 
 #: The largest request body accepted (bytes); a sentence at the character limit in UTF-8
 #: takes under 2 KiB, so this leaves room for JSON escapes and nothing more.
@@ -50,9 +51,9 @@ def parse_query(body: bytes) -> Query:
             400,
         ) from None
     try:
-        request = json.loads(decoded)
-    except json.JSONDecodeError as err:
-        raise RequestError(f"the request is not JSON ({err.msg}); send {EXAMPLE}", 400) from None
+        request = parse_json(decoded)
+    except JSONError as err:
+        raise RequestError(f"the request is not JSON ({err.reason}); send {EXAMPLE}", 400) from None
     if not isinstance(request, dict):
         raise RequestError(f"the request should be a JSON object like {EXAMPLE}", 400)
     unknown = sorted(set(request) - {"text", "beam_size"})

@@ -1,28 +1,18 @@
-"""Serving the explorer: bind the port first (a busy port is one line, before anything is
-served), say where, and run uvicorn on that socket until Ctrl-C."""
+"""Serving the explorer: bind the port first (a busy port, an address this machine does not
+have: one line, before anything is served), say where, and run uvicorn on that socket, its
+connections bounded (:mod:`~seq2seq.explorer.connections`), until Ctrl-C."""
 
 from __future__ import annotations
 
-import ipaddress
+import errno
 import socket
 import sys
 
-import uvicorn
 from starlette.types import ASGIApp
 
 from seq2seq.errors import UserError
-
-LOOPBACK = "127.0.0.1"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or address) only ever means this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+from seq2seq.explorer.connections import BACKLOG, bounded_server
+from seq2seq.explorer.guard import LOOPBACK, is_loopback, page_url
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -39,9 +29,14 @@ def bind(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(address)
-        sock.listen(128)
+        sock.listen(BACKLOG)
     except OSError as err:
         sock.close()
+        if err.errno == errno.EADDRNOTAVAIL:
+            raise UserError(
+                f"--host {host} is not an address of this machine ({err.strerror}); "
+                f"use {LOOPBACK} (this machine only) or 0.0.0.0 (every network)"
+            ) from None
         raise UserError(
             f"cannot listen on {host}:{port}: {err.strerror or err}; "
             "pass another --port (0 picks a free one)"
@@ -50,8 +45,7 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def url_of(sock: socket.socket) -> str:
-    host, port = sock.getsockname()[:2]
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+    return page_url(*sock.getsockname()[:2])
 
 
 def serve(app: ASGIApp, host: str, port: int, what: str) -> None:
@@ -65,8 +59,7 @@ def serve(app: ASGIApp, host: str, port: int, what: str) -> None:
             file=sys.stderr,
         )
     print(f"serving {what} at {url_of(sock)} (Ctrl-C stops)", flush=True)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
+    server = bounded_server(app)
     server.run(sockets=[sock])  # returns once a signal has stopped it
     if server.should_exit:
         # uvicorn re-raises the signal after its shutdown, but asyncio's own SIGINT handler may

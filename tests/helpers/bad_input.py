@@ -285,14 +285,25 @@ def corpus_with(split: str, line_no: int, content: bytes | None) -> Prepare:
     return prepare
 
 
-def run_copy(checkpoint: str = "best.pt", damage: Callable | None = None) -> Prepare:
-    """A copy of the tiny run, with ``checkpoints/<checkpoint>`` damaged."""
+#: JSON that Python's parser cannot read: nested past its recursion limit, and a number of
+#: more digits than it converts (``sys.get_int_max_str_digits()``, 4300).
+NESTED_JSON = "[" * 5000 + "]" * 5000
+LONG_NUMBER_JSON = '{"attention": "additive", "step": ' + "1" * 4301 + "}"
+
+
+def run_copy(
+    checkpoint: str = "best.pt", damage: Callable | None = None, metrics: str | None = None
+) -> Prepare:
+    """A copy of the tiny run, with ``checkpoints/<checkpoint>`` damaged and/or ``metrics``
+    as its metrics.json."""
 
     def prepare(shared: Shared, tmp: Path) -> dict[str, Path]:
         run = tmp / "run"
         shutil.copytree(shared.run, run)
         if damage is not None:
             damage(run / "checkpoints" / checkpoint, tmp / "marker")
+        if metrics is not None:
+            (run / "metrics.json").write_text(metrics, encoding="utf-8")
         return {"corpus": shared.corpus, "run": run, "marker": tmp / "marker"}
 
     return prepare
