@@ -11,7 +11,7 @@ had; :meth:`Scores.to_dict` and :meth:`Scores.from_dict` are that layout's one d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from seq2seq.records import RecordError, from_plain, to_plain
@@ -97,3 +97,63 @@ class Scores:
 
 
 _ALIGNMENT_NAMES = frozenset(f.name for f in fields(AlignmentScores))
+
+
+@dataclass(frozen=True)
+class InterventionScores:
+    """What one intervention on the attention did to a split
+    (:mod:`seq2seq.evaluation.interventions`): free-running ``bleu`` and ``exact_match``
+    (greedy; None for ``gold``, which exists along the reference only), teacher-forced
+    ``loss`` (per target token) and ``token_accuracy`` (the reference token is the most
+    probable one). ``intervention`` "none" is the model's own attention."""
+
+    intervention: str
+    loss: float
+    token_accuracy: float
+    bleu: float | None = None
+    exact_match: float | None = None
+
+
+@dataclass(frozen=True)
+class MapScores:
+    """How well one map of where the output came from aligns with the gold links
+    (:mod:`seq2seq.evaluation.attributions`): ``aer`` of the map (heads averaged, for
+    attention), ``aer_per_head`` where a map has heads, on ``sentences`` sentences; for
+    integrated gradients its ``steps`` and the mean absolute ``convergence_delta`` Captum
+    reports (the attributions' sum against the output's change from the baseline)."""
+
+    method: str  # "attention", "grad_x_input", "integrated_gradients", "shift_att"
+    aer: float
+    sentences: int
+    layer: int | None = None  # a Transformer decoder layer (attention and Shift-Att)
+    aer_per_head: list[float] | None = None
+    steps: int | None = None
+    convergence_delta: float | None = None
+
+
+#: The methods a map may come from, in table order.
+MAP_METHODS = ("attention", "grad_x_input", "integrated_gradients", "shift_att")
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """What ``evaluate.py --explain`` measured on one split with one checkpoint
+    (:func:`seq2seq.evaluation.explain.explain`): the interventions and the maps."""
+
+    checkpoint: str
+    step: int
+    split: str
+    interventions: list[InterventionScores] = field(default_factory=list)
+    maps: list[MapScores] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def key(self) -> str:
+        """Where it is kept in ``metrics.json``'s ``explain``: one per split and checkpoint."""
+        return f"{self.split} {self.checkpoint}"
+
+    def intervention(self, name: str) -> InterventionScores | None:
+        return next((s for s in self.interventions if s.intervention == name), None)
+
+    def map(self, method: str, layer: int | None = None) -> MapScores | None:
+        return next((m for m in self.maps if (m.method, m.layer) == (method, layer)), None)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq.errors import UserError
-from seq2seq.evaluation.scores import Scores
+from seq2seq.evaluation.scores import Explanation, Scores
 from seq2seq.files import JSONError, locked, parse_json, write_json
 from seq2seq.records import RecordError, from_plain, to_plain
 
@@ -111,12 +111,16 @@ class Evaluation:
     # a Transformer's alignment layer by layer: per decoder layer, "aer" (heads averaged),
     # "aer_per_head", ... (scoring.layer_alignment); empty for one attention
     layers: list[dict[str, Any]] = field(default_factory=list)
+    # the attention replaced while decoding (evaluate.py --intervention); None: the model's own
+    intervention: str | None = None
 
     @property
     def key(self) -> str:
         """Where it is kept in :attr:`RunSummary.evaluations`: one entry per checkpoint, split,
-        beam and corpus, so re-running an evaluation replaces only its own earlier result."""
-        return f"{self.split} {self.checkpoint} beam={self.beam_size} {self.corpus}"
+        beam, corpus and intervention, so re-running an evaluation replaces only its own
+        earlier result."""
+        key = f"{self.split} {self.checkpoint} beam={self.beam_size} {self.corpus}"
+        return key if self.intervention is None else f"{key} intervention={self.intervention}"
 
 
 @dataclass(kw_only=True)
@@ -149,6 +153,8 @@ class RunSummary:
     decoding: Decoding | None = None  # of the test block's search
     config: dict[str, Any] | None = None  # the run's config as plain data (.hydra/config.yaml's)
     evaluations: dict[str, Evaluation] = field(default_factory=dict)
+    # attention put to the test (evaluate.py --explain), keyed by Explanation.key
+    explain: dict[str, Explanation] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -206,13 +212,19 @@ class RunSummary:
         """Write :meth:`to_dict` to ``path`` atomically (pretty-printed UTF-8 JSON)."""
         write_json(path, self.to_dict())
 
-    def with_evaluation(self, evaluation: Evaluation) -> RunSummary:
-        """A copy with ``evaluation`` added (replacing an earlier one of the same key)."""
-        return replace(self, evaluations={**self.evaluations, evaluation.key: evaluation})
+    def with_record(self, record: Evaluation | Explanation) -> RunSummary:
+        """A copy with ``record`` added to :attr:`evaluations` or :attr:`explain` (replacing an
+        earlier one of the same key)."""
+        name = RECORDS[type(record)]
+        return replace(self, **{name: {**getattr(self, name), record.key: record}})
 
 
 #: The fields written only when a run has them (older files have none of them).
-OPTIONAL = ("corpus_sha256", "distributed", "compute", "decoding", "config", "evaluations")
+OPTIONAL = (
+    "corpus_sha256", "distributed", "compute", "decoding", "config", "evaluations", "explain",
+)  # fmt: skip
+#: What evaluate.py adds to a run after training, and the field each kind is kept in.
+RECORDS: dict[type, str] = {Evaluation: "evaluations", Explanation: "explain"}
 
 
 def read_json(path: Path) -> object:
@@ -225,44 +237,60 @@ def read_json(path: Path) -> object:
         raise UserError(f"{path} is not valid JSON ({err}); rerun or remove that run") from err
 
 
-def recorded_evaluations(path: str | Path) -> dict[str, Evaluation]:
-    """The evaluations ``path`` (a ``metrics.json``, or nothing yet) holds: those of a full
-    summary, or of a file of evaluations only (a run stopped before its test)."""
+def recorded(path: str | Path) -> RunSummary | dict[str, dict[str, Any]]:
+    """What evaluate.py recorded in ``path`` (a ``metrics.json``, or nothing yet): a full
+    summary, or for a run stopped before its test the records alone, by field
+    (``{"evaluations": {key: Evaluation}, "explain": {key: Explanation}}``)."""
     path = Path(path)
-    if not path.is_file():
-        return {}
-    data = read_json(path)
+    data = read_json(path) if path.is_file() else {}
     if not isinstance(data, Mapping):
         raise UserError(f"{path}: expected a JSON object, got {type(data).__name__}")
     if "attention" in data:
-        return RunSummary.from_dict(data, path).evaluations
+        return RunSummary.from_dict(data, path)
     try:
-        return {k: from_plain(Evaluation, v) for k, v in data.get("evaluations", {}).items()}
+        return {
+            name: {k: from_plain(kind, v) for k, v in data.get(name, {}).items()}
+            for kind, name in RECORDS.items()
+        }
     except (RecordError, AttributeError) as err:
         raise UserError(f"{path}: {err}") from None
 
 
-def record_evaluation(path: str | Path, evaluation: Evaluation) -> None:
-    """Add ``evaluation`` to the ``metrics.json`` at ``path`` (``evaluate.py``), keeping
-    training's own ``test`` block and every other entry.
+def recorded_evaluations(path: str | Path) -> dict[str, Evaluation]:
+    """The evaluations ``path`` holds (see :func:`recorded`)."""
+    found = recorded(path)
+    return found.evaluations if isinstance(found, RunSummary) else found["evaluations"]
+
+
+def record_evaluation(path: str | Path, record: Evaluation | Explanation) -> None:
+    """Add ``record`` (an evaluation, or an explanation of ``--explain``) to the
+    ``metrics.json`` at ``path``, keeping training's own ``test`` block and every other entry.
 
     A run whose training stopped before its test has no summary: the file then holds only
-    ``{"evaluations": {...}}``, and training's summary never overwrites an evaluation. The
-    file is read and rewritten under its lock (:func:`seq2seq.files.locked`), so evaluations
-    recorded at the same time by other processes are all kept.
+    the records (``{"evaluations": {...}, "explain": {...}}``), and training's summary never
+    overwrites one. The file is read and rewritten under its lock
+    (:func:`seq2seq.files.locked`), so records written at the same time by other processes
+    are all kept.
     """
     path = Path(path)
     with locked(path):
-        data = read_json(path) if path.is_file() else {}
-        if isinstance(data, Mapping) and "attention" not in data:  # evaluations only
-            evaluations = {**recorded_evaluations(path), evaluation.key: evaluation}
-            write_json(path, {**data, "evaluations": to_plain(evaluations)})
+        found = recorded(path)
+        if isinstance(found, RunSummary):
+            found.with_record(record).save(path)
             return
-        RunSummary.from_dict(data, path).with_evaluation(evaluation).save(path)
+        found[RECORDS[type(record)]][record.key] = record
+        write_json(path, {name: to_plain(v) for name, v in found.items() if v})
 
 
 def record_summary(path: str | Path, summary: RunSummary) -> None:
-    """Write training's ``summary`` to ``path`` with the evaluations already recorded there
-    (each names its checkpoint and step), under the same lock as :func:`record_evaluation`."""
+    """Write training's ``summary`` to ``path`` with what evaluate.py already recorded there
+    (each record names its checkpoint and step), under the same lock as
+    :func:`record_evaluation`."""
     with locked(path):
-        replace(summary, evaluations=recorded_evaluations(path)).save(path)
+        found = recorded(path)
+        kept = (
+            {name: getattr(found, name) for name in RECORDS.values()}
+            if isinstance(found, RunSummary)
+            else found
+        )
+        replace(summary, **kept).save(path)
