@@ -77,6 +77,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--heatmap", type=Path, help="save attention heatmap(s) to this file (.png, .pdf, .svg…)"
     )
+    parser.add_argument(
+        "--intervention", metavar="NAME",
+        help="translate with the attention replaced: uniform, shuffle, argmax, head:H or "
+        "head:L.H (seq2seq/evaluation/interventions.py)",
+    )  # fmt: skip
     parser.add_argument("--checkpoint", default="best.pt")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps")
     args = parser.parse_intermixed_args(argv)  # RUN --beam-size 5 SENTENCE … as well
@@ -89,6 +94,16 @@ def main(argv: list[str] | None = None) -> None:
         )
     if args.heatmap:
         check_heatmap_path(args.heatmap)
+    intervention = None
+    if args.intervention is not None:
+        from seq2seq.evaluation.interventions import Intervention
+
+        intervention = Intervention.parse(args.intervention)
+        if not intervention.free_running:
+            raise UserError(
+                f"--intervention {intervention.name} exists along a reference translation only; "
+                "a sentence of your own has none: use uniform, shuffle, argmax or a head"
+            )
     checkpoint_file(args.run_dir, args.checkpoint)  # before stdin is read and torch imported
     sentences = argument_sentences(args.sentences) if args.sentences else stdin_sentences()
     if not sentences or not all(s.strip() for s in sentences):
@@ -101,9 +116,13 @@ def main(argv: list[str] | None = None) -> None:
 
     device = resolve_device(args.device, option="--device")
     run = TrainedRun.load(args.run_dir, args.checkpoint, device=str(device))
+    if intervention is not None:
+        intervention.check(run.model.spec)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        translations = run.translate(sentences, beam_size=args.beam_size, alpha=args.alpha)
+        translations = run.translate(
+            sentences, beam_size=args.beam_size, alpha=args.alpha, intervention=intervention
+        )
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
     for translation in translations:

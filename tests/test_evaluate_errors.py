@@ -75,6 +75,16 @@ EVALUATE_CASES = [
          ("the scores above were not recorded", "run/metrics.json is not valid JSON "
           "(a number of more than 4300 digits); rerun or remove that run"),
          prepare=run_copy(metrics=LONG_NUMBER_JSON), stdout=("BLEU",)),
+    *[Case(f"evaluate-intervention-{value}", "evaluate.py",
+           ("{run}", "--intervention", value, *more), (says,), prepare=run_copy())
+      for value, more, says in (
+          ("random", (), "unknown intervention 'random'; use uniform, shuffle, argmax, gold"),
+          ("gold", (), "--intervention gold exists along the reference only (teacher forcing)"),
+          ("head:0.1", (), "intervention head:0.1: the model has one head; head ablation needs"),
+          ("uniform", ("--explain",), "--explain runs every intervention itself"),
+      )],
+    Case("evaluate-explain-no-ig-steps", "evaluate.py", ("{run}", "--explain", "--ig-steps", "0"),
+         ("--ig-sentences and --ig-steps must be at least 1, got 20 and 0",), prepare=run_copy()),
 ]  # fmt: skip
 
 

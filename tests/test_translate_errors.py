@@ -105,6 +105,14 @@ TRANSLATE_CASES = [
          ("checkpoints/best.pt and ", ".hydra/config.yaml disagree about the model: "
           "model.kind=rnn in the checkpoint, transformer in .hydra/config.yaml; "),
          prepare=run_file_edited(".hydra/config.yaml", "  kind: rnn", "  kind: transformer")),
+    *[Case(f"translate-intervention-{value}", "translate.py",
+           ("{run}", "我 爱 中国", "--intervention", value), (says,), prepare=shared_run)
+      for value, says in (
+          ("random", "unknown intervention 'random'; use uniform, shuffle, argmax, gold, head:H"),
+          ("gold", "--intervention gold exists along a reference translation only"),
+          ("head:1", "intervention head:1: the model has one head; head ablation needs "
+                     "attention=multihead or the Transformer"),
+      )],
 ]  # fmt: skip
 
 DEBUG_CASES = [

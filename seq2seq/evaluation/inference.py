@@ -20,6 +20,7 @@ from seq2seq.data.loading import check_same_file, load_splits
 from seq2seq.data.segmentation import resegment
 from seq2seq.data.vocab import Vocab
 from seq2seq.errors import UserError
+from seq2seq.evaluation.interventions import Intervention, intervening
 from seq2seq.evaluation.run_files import (
     HYDRA_CONFIG,
     MODEL_IDENTITY,
@@ -195,7 +196,11 @@ class TrainedRun:
             )
 
     def translate(
-        self, texts: list[str], beam_size: int = 1, alpha: float = 0.6
+        self,
+        texts: list[str],
+        beam_size: int = 1,
+        alpha: float = 0.6,
+        intervention: Intervention | None = None,
     ) -> list[Translation]:
         """Translate raw sentences (one batch); warns about words mapped to ``<unk>``."""
         sources = [self.tokenize(text) for text in texts]
@@ -204,18 +209,29 @@ class TrainedRun:
         for source in sources:
             if words := self.src_vocab.unknown(source):
                 warnings.warn(f"unknown words mapped to <unk>: {' '.join(words)}", stacklevel=2)
-        return self.translate_tokens(sources, beam_size, alpha)
+        return self.translate_tokens(sources, beam_size, alpha, intervention)
 
     def translate_tokens(
-        self, sources: list[list[str]], beam_size: int = 1, alpha: float = 0.6
+        self,
+        sources: list[list[str]],
+        beam_size: int = 1,
+        alpha: float = 0.6,
+        intervention: Intervention | None = None,
     ) -> list[Translation]:
-        """Translate tokenized sentences (checked by :meth:`check_source`) in one batch."""
+        """Translate tokenized sentences (checked by :meth:`check_source`) in one batch, with
+        the model's attention replaced by ``intervention`` if one is given (a free-running
+        one: :mod:`seq2seq.evaluation.interventions`)."""
+        if intervention is not None and not intervention.free_running:
+            raise UserError(
+                f"intervention {intervention.name} exists along a reference translation only; "
+                "a sentence of your own has none: use uniform, shuffle, argmax or a head"
+            )
         dataset = ParallelDataset(
             [Pair(tuple(s), ()) for s in sources], self.src_vocab, self.tgt_vocab
         )
         device = next(self.model.parameters()).device
         batch = dataset.collate(range(len(dataset))).to(device)
-        with torch.no_grad():
+        with torch.no_grad(), intervening(self.model, intervention):
             output = decode(
                 self.model, batch.src, batch.src_lengths, batch.src_mask, beam_size, alpha
             )
