@@ -161,3 +161,49 @@ def test_two_corpora_of_one_name_are_refused_naming_them_and_their_runs(tmp_path
     assert f"synthetic (corpus {first[:12]}): 1 run ({tmp_path / 'a'})" in message
     assert f"synthetic (corpus {second[:12]}): 1 run ({tmp_path / 'b'})" in message
     assert len(build_comparison(runs, allow_mixed_data=True).datasets) == 2
+
+
+def explained(metrics: dict, *, uniform_bleu: float, grad_aer: float) -> dict:
+    """``metrics`` with an ``explain`` block of its test split, as evaluate.py records it."""
+    block = {
+        "checkpoint": "best.pt", "step": 24, "split": "test", "seconds": 3.0,
+        "interventions": [
+            {"intervention": "none", "loss": 0.5, "token_accuracy": 0.9, "bleu": 40.0,
+             "exact_match": 0.2},
+            {"intervention": "uniform", "loss": 2.0, "token_accuracy": 0.5,
+             "bleu": uniform_bleu, "exact_match": 0.0},
+            {"intervention": "gold", "loss": 0.4, "token_accuracy": 0.95, "bleu": None,
+             "exact_match": None},
+        ],
+        "maps": [
+            {"method": "attention", "aer": 0.2, "sentences": 60, "layer": None},
+            {"method": "grad_x_input", "aer": grad_aer, "sentences": 60, "layer": None},
+        ],
+    }  # fmt: skip
+    return {**metrics, "explain": {"test best.pt": block}}
+
+
+def test_the_explain_table_compares_what_evaluate_explain_recorded(tmp_path: Path) -> None:
+    for seed, (uniform, grad) in enumerate([(10.0, 0.4), (14.0, 0.6)]):
+        run = fake_metrics("additive", seed=seed)
+        write_run(tmp_path / f"additive_seed{seed}", explained(run, uniform_bleu=uniform,
+                                                               grad_aer=grad))  # fmt: skip
+    write_run(tmp_path / "dot_seed0", fake_metrics("dot", seed=0))  # never explained
+    comparison = build_comparison(load_runs([tmp_path]))
+    additive, dot = comparison.variants
+    assert additive.stats["bleu_uniform"] == Stat(12.0, pytest.approx(math.sqrt(8)), 2)
+    assert additive.stats["aer_grad_x_input"].mean == pytest.approx(0.5)
+    assert additive.stats["token_accuracy_gold"].mean == pytest.approx(0.95)
+    assert additive.stats["bleu_shuffle"].n == 0  # not recorded
+    assert dot.stats["bleu_uniform"] == Stat(None, None, 0)
+    text = render_markdown(comparison)
+    assert "## Attention put to the test" in text
+    assert "| additive | 2 | 0.200 ± 0.000 | 0.500 ± 0.141 | n/a | n/a | 40.00 ± 0.00 | " in text
+    assert "bleu_uniform_mean" in render_csv(comparison)
+    variant = to_json(comparison)["variants"][0]
+    assert variant["metrics"]["bleu_uniform"] == {"mean": 12.0, "sd": math.sqrt(8), "n": 2}
+
+
+def test_no_explain_table_without_an_explained_run(tmp_path: Path) -> None:
+    comparison = build_comparison(load_runs([fake_sweep(tmp_path)]))
+    assert "Attention put to the test" not in render_markdown(comparison)

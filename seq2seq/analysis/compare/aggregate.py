@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from seq2seq.analysis.compare.runs import Run
 from seq2seq.choices import ModelKind, variant_name
 from seq2seq.errors import UserError
+from seq2seq.evaluation.scores import Explanation
 from seq2seq.evaluation.summary import RunSummary
 from seq2seq.model.attention import ATTENTION_TYPES, has_weights
 
@@ -35,7 +36,8 @@ LEGACY_TEST_CHECKPOINT = "best.pt"
 class Column:
     """One aggregated metric: which summary value it is and how it is shown.
 
-    ``key`` names a test score (``in_test``) or a top-level :class:`RunSummary` field.
+    ``key`` names a test score (``in_test``) or a top-level :class:`RunSummary` field;
+    ``read``, when given, takes the value from the summary instead (the ``explain`` block).
     ``multihead_only`` metrics are aggregated only for variants with several heads.
     ``show_sd`` is False for columns whose sd is always 0 (the parameter count).
     """
@@ -46,9 +48,12 @@ class Column:
     in_test: bool = True
     multihead_only: bool = False
     show_sd: bool = True
+    read: Callable[[RunSummary], float | None] | None = None
 
     def value(self, summary: RunSummary) -> float | None:
         """This metric of one run; ``None`` where the run has none."""
+        if self.read is not None:
+            return self.read(summary)
         return summary.test.value(self.key) if self.in_test else getattr(summary, self.key)
 
 
@@ -64,6 +69,71 @@ COLUMNS: tuple[Column, ...] = (
     Column("train_tokens_per_second", "train tokens/s", ",.0f", in_test=False),
     Column("decoding_sentences_per_second", "test sentences/s", ",.0f", in_test=False),
     Column("best_step", "steps to best", ".0f", in_test=False),
+)
+
+
+def tested_explanation(summary: RunSummary) -> Explanation | None:
+    """``evaluate.py --explain``'s record of the run's test split with the checkpoint training
+    tested, if it was made."""
+    checkpoint = summary.test_checkpoint or LEGACY_TEST_CHECKPOINT
+    return summary.explain.get(f"test {checkpoint}")
+
+
+def _map_aer(method: str) -> Callable[[RunSummary], float | None]:
+    """The AER of one map of the tested explanation: the attention (a Transformer's reported
+    layer), an attribution, or the reported layer's Shift-Att."""
+
+    def read(summary: RunSummary) -> float | None:
+        explanation = tested_explanation(summary)
+        if explanation is None:
+            return None
+        layer = None
+        transformer = summary.decoder == TRANSFORMER and summary.config is not None
+        if method in ("attention", "shift_att") and transformer:
+            model = summary.config["model"]  # type: ignore[index]
+            layer = model["alignment_layer"] % model["decoder_layers"]
+        found = explanation.map(method, layer)
+        return None if found is None else found.aer
+
+    return read
+
+
+def _intervened(name: str, score: str) -> Callable[[RunSummary], float | None]:
+    """One score of the split under intervention ``name`` ("none": the model's own)."""
+
+    def read(summary: RunSummary) -> float | None:
+        explanation = tested_explanation(summary)
+        found = None if explanation is None else explanation.intervention(name)
+        return None if found is None else getattr(found, score)
+
+    return read
+
+
+#: Attention put to the test (``evaluate.py --explain`` on the test split): how well each
+#: map aligns with the gold links, and what replacing the attention does to the translation.
+EXPLAIN_COLUMNS: tuple[Column, ...] = (
+    Column("aer_attention", "AER attention", ".3f", read=_map_aer("attention")),
+    Column("aer_grad_x_input", "AER grad × input", ".3f", read=_map_aer("grad_x_input")),
+    Column(
+        "aer_integrated_gradients",
+        "AER integrated gradients",
+        ".3f",
+        read=_map_aer("integrated_gradients"),
+    ),
+    Column("aer_shift_att", "AER Shift-Att", ".3f", read=_map_aer("shift_att")),
+    Column("bleu_own", "BLEU own", ".2f", read=_intervened("none", "bleu")),
+    Column("bleu_uniform", "BLEU uniform", ".2f", read=_intervened("uniform", "bleu")),
+    Column("bleu_shuffle", "BLEU shuffle", ".2f", read=_intervened("shuffle", "bleu")),
+    Column("bleu_argmax", "BLEU argmax", ".2f", read=_intervened("argmax", "bleu")),
+    Column(
+        "token_accuracy_own", "token acc. own", ".3f", read=_intervened("none", "token_accuracy")
+    ),
+    Column(
+        "token_accuracy_gold",
+        "token acc. gold",
+        ".3f",
+        read=_intervened("gold", "token_accuracy"),
+    ),
 )
 
 
@@ -287,7 +357,7 @@ def common_bucket_sizes(runs: Sequence[Run]) -> dict[str, int] | None:
 
 def aggregate_variant(variant: Variant, buckets: Sequence[str]) -> None:
     """Fill ``variant.stats`` (every column) and ``variant.bleu_by_length`` (every bucket)."""
-    for column in COLUMNS:
+    for column in (*COLUMNS, *EXPLAIN_COLUMNS):
         if column.multihead_only and variant.num_heads <= 1:
             variant.stats[column.key] = Stat(None, None, 0)
         else:

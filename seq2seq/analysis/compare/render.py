@@ -11,7 +11,15 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from seq2seq.analysis.compare.aggregate import COLUMNS, Comparison, Stat, Variant, settings_label
+from seq2seq.analysis.compare.aggregate import (
+    COLUMNS,
+    EXPLAIN_COLUMNS,
+    Column,
+    Comparison,
+    Stat,
+    Variant,
+    settings_label,
+)
 
 NO_SD = "–"
 NOT_APPLICABLE = "n/a"
@@ -40,18 +48,23 @@ def _seed_count(variant: Variant) -> str:
     return str(seeds) if seeds == runs else f"{seeds} ({runs} runs)"
 
 
-def main_table_lines(comparison: Comparison) -> list[str]:
-    """The markdown lines of the per-variant table."""
-    header = ["variant", "seeds", *(column.label for column in COLUMNS)]
+def main_table_lines(comparison: Comparison, columns: Sequence[Column] = COLUMNS) -> list[str]:
+    """The markdown lines of the per-variant table of ``columns``."""
+    header = ["variant", "seeds", *(column.label for column in columns)]
     rows = [
         [
             variant.name,
             _seed_count(variant),
-            *(format_stat(variant.stats[c.key], c.fmt, show_sd=c.show_sd) for c in COLUMNS),
+            *(format_stat(variant.stats[c.key], c.fmt, show_sd=c.show_sd) for c in columns),
         ]
         for variant in comparison.variants
     ]
     return _markdown_table(header, rows)
+
+
+def explained(comparison: Comparison) -> bool:
+    """Whether any run was put to the test (``evaluate.py --explain``)."""
+    return any(v.stats[c.key].n for v in comparison.variants for c in EXPLAIN_COLUMNS)
 
 
 def length_table_lines(comparison: Comparison) -> list[str]:
@@ -102,6 +115,20 @@ def render_markdown(comparison: Comparison) -> str:
     ]
     if comparison.notes:
         lines += ["## Notes", "", *(f"- {note}" for note in comparison.notes), ""]
+    if explained(comparison):
+        lines += [
+            "## Attention put to the test",
+            "",
+            "`scripts/evaluate.py RUN --explain` on the test split: AER against the gold links "
+            "of the attention (a Transformer's reported layer), of gradient × input and "
+            "integrated gradients (Captum), and of Shift-Att (Transformer); free-running BLEU "
+            "with the model's own attention and with it replaced (uniform, shuffled, argmax); "
+            "teacher-forced token accuracy with its own and with the gold alignment. Mean ± sd "
+            "over the seeds that were explained.",
+            "",
+            *main_table_lines(comparison, EXPLAIN_COLUMNS),
+            "",
+        ]
     lines += [
         "## Test BLEU by source length",
         "",
@@ -125,7 +152,8 @@ def csv_header(comparison: Comparison) -> list[str]:
     attention, as overrides) then ``<metric>_mean/_sd/_n`` and ``bleu_len_<bucket>_*``."""
     header = ["variant", "attention", "num_heads", "decoder", "settings", "n_seeds", "n_runs"]
     header.append("seeds")
-    for key in [c.key for c in COLUMNS] + [f"bleu_len_{b}" for b in comparison.buckets]:
+    keys = [c.key for c in (*COLUMNS, *EXPLAIN_COLUMNS)]
+    for key in keys + [f"bleu_len_{b}" for b in comparison.buckets]:
         header += [f"{key}_mean", f"{key}_sd", f"{key}_n"]
     return header
 
@@ -136,7 +164,7 @@ def render_csv(comparison: Comparison) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(csv_header(comparison))
     for v in comparison.variants:
-        stats = [v.stats[c.key] for c in COLUMNS]
+        stats = [v.stats[c.key] for c in (*COLUMNS, *EXPLAIN_COLUMNS)]
         stats += [v.bleu_by_length[b] for b in comparison.buckets]
         row = [v.name, v.attention, v.num_heads, v.decoder, settings_label(v.settings)]
         row += [len(v.distinct_seeds), len(v.runs)]
