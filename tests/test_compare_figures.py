@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from seq2seq.analysis.compare import build_comparison, load_runs, make_figures, valid_loss_series
+from seq2seq.analysis.compare import (
+    build_comparison,
+    load_runs,
+    make_figures,
+    to_json,
+    valid_loss_series,
+)
 from seq2seq.analysis.compare.figures import aer_figure
 from tests.helpers.metrics import fake_metrics, fake_sweep, write_run
 
@@ -31,7 +37,7 @@ def test_valid_loss_mean_when_steps_align_else_per_seed(tmp_path: Path) -> None:
 
 def test_aer_figure_has_a_bar_per_variant_with_attention(tmp_path: Path) -> None:
     comparison = build_comparison(load_runs([fake_sweep(tmp_path)]))
-    figure = aer_figure(comparison)  # none, additive, multihead: no bar for none
+    figure = aer_figure(to_json(comparison))  # none, additive, multihead: no bar for none
     (axes,) = figure.axes
     assert [label.get_text() for label in axes.get_xticklabels()] == ["additive", "multihead"]
     assert len(axes.patches) == 2
@@ -39,7 +45,7 @@ def test_aer_figure_has_a_bar_per_variant_with_attention(tmp_path: Path) -> None
 
 def test_every_figure_is_made_without_attention_runs(tmp_path: Path) -> None:
     write_run(tmp_path / "none", fake_metrics("none"))
-    figures = make_figures(build_comparison(load_runs([tmp_path])))
+    figures = make_figures(to_json(build_comparison(load_runs([tmp_path]))))
     assert set(figures) == {"bleu_by_length.png", "aer.png", "valid_loss.png"}
     (axes,) = figures["aer.png"].axes  # a placeholder that says why there is no AER
     assert "no AER" in " ".join(text.get_text() for text in axes.texts)

@@ -355,6 +355,32 @@ def common_bucket_sizes(runs: Sequence[Run]) -> dict[str, int] | None:
     return {str(k): v for k, v in first.items()}
 
 
+def explain_details(variant: Variant) -> dict[str, Any]:
+    """Every intervention's and every map's scores of the variant's explained runs, mean ± sd
+    over them: ``{"interventions": {name: {score: Stat}}, "maps": {"method[@layer]": {"aer":
+    Stat, "aer_per_head": [Stat, ...]}}}`` (empty when no run was explained)."""
+    explanations = [e for r in variant.runs if (e := tested_explanation(r.summary)) is not None]
+    interventions: dict[str, dict[str, Stat]] = {}
+    maps: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(s.intervention for e in explanations for s in e.interventions):
+        found = [e.intervention(name) for e in explanations]
+        interventions[name] = {
+            score: mean_sd(getattr(x, score) if x else None for x in found)
+            for score in ("bleu", "exact_match", "token_accuracy", "loss")
+        }
+    for method, layer in dict.fromkeys((m.method, m.layer) for e in explanations for m in e.maps):
+        found = [e.map(method, layer) for e in explanations]
+        heads = max((len(x.aer_per_head or []) for x in found if x), default=0)
+        maps[method if layer is None else f"{method}@{layer}"] = {
+            "aer": mean_sd(x.aer if x else None for x in found),
+            "aer_per_head": [
+                mean_sd(x.aer_per_head[h] if x and x.aer_per_head else None for x in found)
+                for h in range(heads)
+            ],
+        }
+    return {"runs": len(explanations), "interventions": interventions, "maps": maps}
+
+
 def aggregate_variant(variant: Variant, buckets: Sequence[str]) -> None:
     """Fill ``variant.stats`` (every column) and ``variant.bleu_by_length`` (every bucket)."""
     for column in (*COLUMNS, *EXPLAIN_COLUMNS):

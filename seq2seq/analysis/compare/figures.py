@@ -1,4 +1,6 @@
-"""The comparison's figures, drawn through :mod:`seq2seq.viz`.
+"""The comparison's figures, drawn through :mod:`seq2seq.viz` from the comparison's JSON
+document (:func:`~seq2seq.analysis.compare.render.to_json`): the same data a committed results
+file keeps, so ``scripts/render.py`` redraws the docs' figures from ``results/compare.json``.
 
 Every figure is always made: when there is nothing to plot (no AER without gold
 alignments, no validation history) it is a placeholder that says why, so a comparison
@@ -8,15 +10,11 @@ folder always holds the same files.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from matplotlib.figure import Figure
 
-from seq2seq.analysis.compare.aggregate import (
-    Comparison,
-    Variant,
-    has_attention_weights,
-    mean_sd,
-)
+from seq2seq.analysis.compare.aggregate import Variant, has_attention_weights, mean_sd
 from seq2seq.analysis.compare.runs import Run
 from seq2seq.viz.charts import Point, plot_bars, plot_lines, plot_message
 
@@ -25,17 +23,22 @@ AER_FIGURE = "aer.png"
 VALID_LOSS_FIGURE = "valid_loss.png"
 
 
-def bleu_by_length_figure(comparison: Comparison) -> Figure:
+def _stat_point(x: str | float, stat: dict) -> Point:
+    """A JSON statistic ({mean, sd, n}) as a point: ±sd where there is one."""
+    return (x, (stat["mean"], stat["sd"])) if stat["sd"] is not None else (x, stat["mean"])
+
+
+def bleu_by_length_figure(document: dict[str, Any]) -> Figure:
     """Test BLEU against source-length bucket, one line per variant, ±sd over seeds."""
     series: dict[str, list[Point]] = {}
-    for variant in comparison.variants:
-        points: list[Point] = [
-            (bucket, (stat.mean, stat.sd or 0.0))
-            for bucket, stat in variant.bleu_by_length.items()
-            if stat.mean is not None
+    for variant in document["variants"]:
+        points = [
+            _stat_point(bucket, stat)
+            for bucket, stat in variant["bleu_by_length"].items()
+            if stat["mean"] is not None
         ]
         if points:
-            series[variant.name] = points
+            series[variant["variant"]] = points
     if not series:
         return plot_message("no run has BLEU by length", title="BLEU by source length")
     return plot_lines(
@@ -43,22 +46,22 @@ def bleu_by_length_figure(comparison: Comparison) -> Figure:
         xlabel="source sentence length (tokens: words, or characters)",
         ylabel="test BLEU",
         title="BLEU by source length (mean ± sd over seeds)",
-        categories=comparison.buckets,
+        categories=document["buckets"],
     )
 
 
-def aer_figure(comparison: Comparison) -> Figure:
+def aer_figure(document: dict[str, Any]) -> Figure:
     """AER per variant with attention (bars: head average ± sd; dots: best head)."""
     title = "Alignment error rate (lower is better)"
     bars: dict[str, tuple[float, float]] = {}
     best: dict[str, tuple[float, float]] = {}
-    for v in comparison.variants:
-        aer, best_head = v.stats["aer"], v.stats["aer_best_head"]
-        if not has_attention_weights(v.attention) or aer.mean is None:
+    for variant in document["variants"]:
+        aer, best_head = variant["metrics"]["aer"], variant["metrics"]["aer_best_head"]
+        if not has_attention_weights(variant["attention"]) or aer["mean"] is None:
             continue
-        bars[v.name] = (aer.mean, aer.sd or 0.0)
-        if best_head.mean is not None:
-            best[v.name] = (best_head.mean, best_head.sd or 0.0)
+        bars[variant["variant"]] = (aer["mean"], aer["sd"] or 0.0)
+        if best_head["mean"] is not None:
+            best[variant["variant"]] = (best_head["mean"], best_head["sd"] or 0.0)
     if not bars:
         message = "no AER: no run with attention was scored against gold alignments"
         return plot_message(message, title=title)
@@ -102,21 +105,22 @@ def valid_loss_series(variant: Variant) -> dict[str, list[Point]]:
     return {variant.name: points}
 
 
-def valid_loss_figure(comparison: Comparison) -> Figure:
+def valid_loss_figure(document: dict[str, Any]) -> Figure:
     """Validation loss against training step, one line per variant (or per seed)."""
     series: dict[str, list[Point]] = {}
-    for variant in comparison.variants:
-        series |= valid_loss_series(variant)
+    for variant in document["variants"]:
+        for name, points in variant["valid_loss"].items():
+            series[name] = [(step, tuple(v) if isinstance(v, list) else v) for step, v in points]
     title = "Validation loss (mean ± sd over seeds; per seed where steps differ)"
     if not series:
         return plot_message("no run has a validation history", title=title)
     return plot_lines(series, xlabel="training step", ylabel="validation loss", title=title)
 
 
-def make_figures(comparison: Comparison) -> dict[str, Figure]:
-    """File name -> figure, for every comparison figure."""
+def make_figures(document: dict[str, Any]) -> dict[str, Figure]:
+    """File name -> figure, for every comparison figure of the comparison's JSON document."""
     return {
-        BLEU_BY_LENGTH_FIGURE: bleu_by_length_figure(comparison),
-        AER_FIGURE: aer_figure(comparison),
-        VALID_LOSS_FIGURE: valid_loss_figure(comparison),
+        BLEU_BY_LENGTH_FIGURE: bleu_by_length_figure(document),
+        AER_FIGURE: aer_figure(document),
+        VALID_LOSS_FIGURE: valid_loss_figure(document),
     }

@@ -93,11 +93,12 @@ def write_outputs(comparison: Comparison, out: Path) -> list[Path]:
     with writing(out):
         out.mkdir(parents=True, exist_ok=True)
     markdown = render_markdown(comparison)
-    figures = make_figures(comparison)
+    document = to_json(comparison)
+    figures = make_figures(document)
     written = [save_figure(fig, out / name) for name, fig in figures.items()]
     event_file = write_tensorboard(out, figures, markdown)
     atomic_write_text(out / MARKDOWN_FILE, markdown)
     atomic_write_text(out / CSV_FILE, render_csv(comparison))
-    write_json(out / JSON_FILE, to_json(comparison) | {"tensorboard_event_file": event_file})
+    write_json(out / JSON_FILE, document | {"tensorboard_event_file": event_file})
     written += [out / MARKDOWN_FILE, out / CSV_FILE, out / JSON_FILE, out / TB_FOLDER]
     return written

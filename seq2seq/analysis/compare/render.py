@@ -18,8 +18,10 @@ from seq2seq.analysis.compare.aggregate import (
     Comparison,
     Stat,
     Variant,
+    explain_details,
     settings_label,
 )
+from seq2seq.analysis.compare.figures import valid_loss_series
 
 NO_SD = "–"
 NOT_APPLICABLE = "n/a"
@@ -175,6 +177,17 @@ def render_csv(comparison: Comparison) -> str:
     return out.getvalue()
 
 
+def _plain_stats(value: Any) -> Any:
+    """Nested dicts and lists of :class:`Stat` as plain data."""
+    if isinstance(value, Stat):
+        return value.as_dict()
+    if isinstance(value, dict):
+        return {k: _plain_stats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain_stats(v) for v in value]
+    return value
+
+
 def to_json(comparison: Comparison) -> dict[str, Any]:
     """``comparison.json``: statistics per variant plus the runs behind them."""
     return {
@@ -201,6 +214,8 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
                 "runs": [str(r.path) for r in v.runs],
                 "metrics": {key: stat.as_dict() for key, stat in v.stats.items()},
                 "bleu_by_length": {b: s.as_dict() for b, s in v.bleu_by_length.items()},
+                "valid_loss": valid_loss_series(v),
+                "explain": _plain_stats(explain_details(v)),
             }
             for v in comparison.variants
         ],
