@@ -1,0 +1,249 @@
+"""README's and docs' results, rendered from the committed results files (``results/*.json``,
+:mod:`seq2seq.analysis.results`), never typed: ``python scripts/render.py`` writes them,
+``python scripts/render.py --check`` (and ``tests/test_docs.py``) fails where a page differs
+from its rendering.
+
+A rendered block in a Markdown page is its name between two comments::
+
+    <!-- results: compare.table -->
+    | variant | BLEU | ... |
+    <!-- /results -->
+
+and :data:`RENDERERS` maps each name to what draws it from the results files. The comparison's
+figures (``docs/bleu_by_length.png``, ``docs/aer.png``, ``docs/valid_loss.png``) are drawn from
+``results/compare.json`` the same way (:data:`FIGURES`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from seq2seq.analysis.compare.aggregate import COLUMNS, EXPLAIN_COLUMNS, Column, Stat
+from seq2seq.analysis.compare.render import format_stat
+from seq2seq.analysis.results import RESULTS_DIR, Provenance, Record, load_records
+from seq2seq.errors import UserError
+
+BLOCK = re.compile(
+    r"(?P<open><!-- results: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(?P<close><!-- /results -->)",
+    re.S,
+)
+REPOSITORY = RESULTS_DIR.parent
+
+
+def pages(repository: Path = REPOSITORY) -> list[Path]:
+    """The pages that hold rendered blocks: README.md and docs/*.md."""
+    return [repository / "README.md", *sorted((repository / "docs").glob("*.md"))]
+
+
+# --------------------------------------------------------------------------- the renderers
+
+
+def only_record(name: str, results: Path) -> Record:
+    """The one record of ``results/<name>.json``."""
+    records = load_records(results / f"{name}.json")
+    if len(records) != 1:
+        raise UserError(
+            f"{results / name}.json holds {len(records)} records; the renderers expect one"
+        )
+    return records[0]
+
+
+def provenance_line(provenance: Provenance) -> str:
+    """ "measured 2026-12-06 on an Intel Xeon (2 cores, CPU only), torch 2.13.0: 48.6 min"."""
+    machine = provenance.machine
+    device = f"{machine.gpu}, CUDA {machine.cuda}" if machine.gpu else "CPU only"
+    minutes = provenance.wall_seconds / 60
+    wall = f"{minutes:.1f} min" if minutes >= 1 else f"{provenance.wall_seconds:.0f} s"
+    return (
+        f"measured {provenance.date[:10]} on {machine.cpu} ({machine.cores} cores, {device}), "
+        f"torch {machine.torch}, {provenance.beside} beside it: {wall} of wall time"
+    )
+
+
+def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    align = ["---"] + ["---:"] * (len(header) - 1)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _stat(data: dict[str, Any]) -> Stat:
+    return Stat(data["mean"], data["sd"], data["n"])
+
+
+def variant_table(document: dict[str, Any], columns: Sequence[Column]) -> str:
+    """A comparison document's variants × ``columns`` table (mean ± sd over seeds)."""
+    rows = [
+        [variant["variant"], str(variant["n_seeds"])]
+        + [format_stat(_stat(variant["metrics"][c.key]), c.fmt, show_sd=c.show_sd) for c in columns]
+        for variant in document["variants"]
+    ]
+    return _markdown_table(["variant", "seeds", *(c.label for c in columns)], rows)
+
+
+#: The main table's columns in README (the comparison's own markdown has them all).
+FRONT_COLUMNS = ("bleu", "exact_match", "aer", "parameters", "train_seconds",
+                 "decoding_sentences_per_second")  # fmt: skip
+
+
+def compare_table(results: Path) -> str:
+    document = only_record("compare", results).data
+    return variant_table(document, [c for c in COLUMNS if c.key in FRONT_COLUMNS])
+
+
+def compare_full_table(results: Path) -> str:
+    return variant_table(only_record("compare", results).data, COLUMNS)
+
+
+def compare_explain_table(results: Path) -> str:
+    return variant_table(only_record("compare", results).data, EXPLAIN_COLUMNS)
+
+
+def compare_by_length(results: Path) -> str:
+    document = only_record("compare", results).data
+    sizes = document["bucket_sizes"] or {}
+    buckets = document["buckets"]
+    header = ["variant", *(f"{b} ({sizes[b]})" if b in sizes else b for b in buckets)]
+    rows = [
+        [variant["variant"]]
+        + [format_stat(_stat(variant["bleu_by_length"][b]), ".2f", show_sd=False) for b in buckets]
+        for variant in document["variants"]
+    ]
+    return _markdown_table(header, rows)
+
+
+def compare_provenance(results: Path) -> str:
+    record = only_record("compare", results)
+    runs = sum(v["n_runs"] for v in record.data["variants"])
+    return f"`{record.provenance.command}`: {runs} runs, {provenance_line(record.provenance)}."
+
+
+def explain_layers(results: Path) -> str:
+    """Each explained Transformer's AER per decoder layer: attention and Shift-Att, heads
+    averaged and per head (mean over seeds)."""
+    rows = []
+    for variant in only_record("compare", results).data["variants"]:
+        maps = variant["explain"].get("maps", {})
+        for key in sorted(k for k in maps if "@" in k):
+            method, layer = key.split("@")
+            found = maps[key]
+            heads = " / ".join(
+                "n/a" if h["mean"] is None else f"{h['mean']:.3f}" for h in found["aer_per_head"]
+            )
+            label = "attention" if method == "attention" else "Shift-Att"
+            rows.append([variant["variant"], layer, label,
+                         format_stat(_stat(found["aer"]), ".3f"), heads])  # fmt: skip
+    return _markdown_table(["variant", "layer", "map", "AER", "AER per head"], rows)
+
+
+def explain_heads(results: Path) -> str:
+    """BLEU with one head at a time replaced by uniform attention (mean over seeds)."""
+    rows = []
+    for variant in only_record("compare", results).data["variants"]:
+        interventions = variant["explain"].get("interventions", {})
+        own = interventions.get("none")
+        for name, scores in interventions.items():
+            if not name.startswith("head:"):
+                continue
+            drop = None
+            if own and own["bleu"]["mean"] is not None and scores["bleu"]["mean"] is not None:
+                drop = own["bleu"]["mean"] - scores["bleu"]["mean"]
+            rows.append([variant["variant"], name.removeprefix("head:"),
+                         format_stat(_stat(scores["bleu"]), ".2f"),
+                         "n/a" if drop is None else f"{drop:.2f}"])  # fmt: skip
+    return _markdown_table(["variant", "head (layer.head)", "BLEU", "BLEU lost"], rows)
+
+
+def runs_table(name: str, results: Path) -> str:
+    """A results file of training runs (``scripts/record.py``): one row per record."""
+    rows = []
+    for record in load_records(results / f"{name}.json"):
+        test = record.data.get("test", {})
+        wall = record.provenance.wall_seconds
+        rows.append([
+            record.key,
+            f"{test.get('bleu', float('nan')):.2f}",
+            f"{test.get('exact_match', float('nan')):.3f}",
+            "n/a" if test.get("aer") is None else f"{test['aer']:.3f}",
+            f"{record.data.get('train_seconds', float('nan')):.0f}",
+            f"{wall / 60:.1f}",
+        ])  # fmt: skip
+    header = ["run", "test BLEU", "exact match", "AER", "update seconds", "wall minutes"]
+    return _markdown_table(header, rows)
+
+
+def runs_provenance(name: str, results: Path) -> str:
+    records = load_records(results / f"{name}.json")
+    commands = sorted({r.provenance.command for r in records})
+    first = records[0].provenance
+    return (
+        f"{len(records)} runs of {', '.join(f'`{c}`' for c in commands)}; "
+        f"{provenance_line(first).rsplit(':', 1)[0]} (each run's wall time in the table)."
+    )
+
+
+RENDERERS: dict[str, Callable[[Path], str]] = {
+    "compare.table": compare_table,
+    "compare.full-table": compare_full_table,
+    "compare.by-length": compare_by_length,
+    "compare.explain": compare_explain_table,
+    "compare.provenance": compare_provenance,
+    "explain.layers": explain_layers,
+    "explain.heads": explain_heads,
+    "quickstart.table": lambda results: runs_table("quickstart", results),
+    "quickstart.provenance": lambda results: runs_provenance("quickstart", results),
+    "tatoeba.table": lambda results: runs_table("tatoeba", results),
+    "tatoeba.provenance": lambda results: runs_provenance("tatoeba", results),
+}
+
+#: docs/ figure -> the comparison figure it is (drawn from results/compare.json).
+FIGURES = {
+    "docs/bleu_by_length.png": "bleu_by_length.png",
+    "docs/aer.png": "aer.png",
+    "docs/valid_loss.png": "valid_loss.png",
+}
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def render_text(text: str, results: Path = RESULTS_DIR) -> str:
+    """``text`` with every rendered block drawn again from ``results``."""
+
+    def draw(match: re.Match[str]) -> str:
+        name = match["name"]
+        if name not in RENDERERS:
+            raise UserError(
+                f"<!-- results: {name} --> names no rendering; use one of {', '.join(RENDERERS)}"
+            )
+        return f"{match['open']}{RENDERERS[name](results).rstrip()}\n{match['close']}"
+
+    return BLOCK.sub(draw, text)
+
+
+def stale_pages(repository: Path = REPOSITORY, results: Path = RESULTS_DIR) -> list[Path]:
+    """The pages whose rendered blocks differ from a rendering of ``results``."""
+    return [
+        page
+        for page in pages(repository)
+        if render_text(text := page.read_text(encoding="utf-8"), results) != text
+    ]
+
+
+def render_pages(repository: Path = REPOSITORY, results: Path = RESULTS_DIR) -> list[Path]:
+    """Render every page's blocks and the figures; return the pages that changed."""
+    from seq2seq.analysis.compare.figures import make_figures
+    from seq2seq.files import atomic_write_text
+    from seq2seq.viz.figures import save_figure
+
+    changed = stale_pages(repository, results)
+    for page in changed:
+        atomic_write_text(page, render_text(page.read_text(encoding="utf-8"), results))
+    if (results / "compare.json").exists():
+        figures = make_figures(only_record("compare", results).data)
+        for target, name in FIGURES.items():
+            save_figure(figures[name], repository / target)
+    return changed
