@@ -1,4 +1,4 @@
-"""The benchmark's FLOP counter (seq2seq.model.flops) on hand-computed shapes, and
+"""The benchmark's FLOP counter (seq2seq.analysis.bench.flops) on hand-computed shapes, and
 its cross-check against PyTorch's FlopCounterMode on real training steps."""
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def test_flop_counter_scales_with_directions_layers_and_steps() -> None:
 
 
 # The benchmark's count of a training step against PyTorch's FlopCounterMode: they count
-# different things at the edges (see seq2seq.model.flops), so the ratio stays in a
+# different things at the edges (see seq2seq.analysis.bench.flops), so the ratio stays in a
 # band rather than at 1. Measured on the toy corpus: 0.99 to 1.01 for the four attention types at
 # the default sizes, 1.00 to 1.04 at the benchmark's tiny sizes (hidden 16).
 FLOP_CHECK_BAND = (0.8, 1.25)

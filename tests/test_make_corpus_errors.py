@@ -52,7 +52,7 @@ MAKE_CORPUS_CASES = [
          read_only="{tmp}/ro", check=nothing_written_in("ro")),
 ]  # fmt: skip
 
-# Bug (seq2seq/compose.py, see the report): the message drops Hydra's reason (the cause).
+# A value of the wrong type: the line keeps Hydra's reason (seq2seq/config/compose.py).
 MAKE_CORPUS_WRONG_TYPE = Case(
     "make-corpus-wrong-type", "make_corpus.py", ("data.train_size=abc", "data.dir={tmp}/new"),
     ("data.train_size=abc", "could not be converted"), check=nothing_written,

@@ -55,12 +55,15 @@ def provenance_line(provenance: Provenance) -> str:
     """ "measured 2026-12-06 on an Intel Xeon (2 cores, CPU only), torch 2.13.0: 48.6 min"."""
     machine = provenance.machine
     device = f"{machine.gpu}, CUDA {machine.cuda}" if machine.gpu else "CPU only"
-    minutes = provenance.wall_seconds / 60
-    wall = f"{minutes:.1f} min" if minutes >= 1 else f"{provenance.wall_seconds:.0f} s"
-    return (
+    line = (
         f"measured {provenance.date[:10]} on {machine.cpu} ({machine.cores} cores, {device}), "
-        f"torch {machine.torch}, {provenance.beside} beside it: {wall} of wall time"
+        f"torch {machine.torch}, {provenance.beside} beside it"
     )
+    seconds = provenance.wall_seconds
+    if seconds is None:
+        return line
+    wall = f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
+    return f"{line}: {wall} of wall time"
 
 
 def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -185,6 +188,26 @@ def runs_provenance(name: str, results: Path) -> str:
     )
 
 
+def levers_table(page: str, results: Path) -> str:
+    """What was tried for a page's subject: ``results/levers.json``'s records keyed
+    ``<page>/<lever>`` (data: ``lever``, ``effect``, ``kept``, ``why``), one row each, with
+    when and where it was measured (the commit and command are in the file)."""
+    rows = [
+        [
+            record.data["lever"],
+            record.data["effect"],
+            record.data["kept"],
+            record.data["why"],
+            f"{record.provenance.date[:10]}, {record.provenance.machine.cpu}",
+        ]
+        for record in load_records(results / "levers.json")
+        if record.key.startswith(f"{page}/")
+    ]
+    if not rows:
+        raise UserError(f"results/levers.json holds no lever of {page} (keys {page}/...)")
+    return _markdown_table(["lever", "measured effect", "kept?", "why", "measured"], rows)
+
+
 RENDERERS: dict[str, Callable[[Path], str]] = {
     "compare.table": compare_table,
     "compare.full-table": compare_full_table,
@@ -197,6 +220,10 @@ RENDERERS: dict[str, Callable[[Path], str]] = {
     "quickstart.provenance": lambda results: runs_provenance("quickstart", results),
     "tatoeba.table": lambda results: runs_table("tatoeba", results),
     "tatoeba.provenance": lambda results: runs_provenance("tatoeba", results),
+    **{
+        f"levers.{page}": (lambda results, page=page: levers_table(page, results))
+        for page in ("performance", "alignment", "transformer", "tatoeba", "corpus", "model")
+    },
 }
 
 #: docs/ figure -> the comparison figure it is (drawn from results/compare.json).

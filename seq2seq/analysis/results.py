@@ -44,13 +44,14 @@ class Machine:
 class Provenance:
     """How a record was made: ``command`` as typed (from the repository root), the ``commit``
     of the code (``+dirty`` when the checkout had changes), the ``machine``, the UTC ``date``,
-    the command's ``wall_seconds`` and ``beside``: what else ran on the machine meanwhile."""
+    the command's ``wall_seconds`` and ``beside``: what else ran on the machine meanwhile. (A
+    lever measured before results were kept as data may lack its wall time: None.)"""
 
     command: str
     commit: str | None
     machine: Machine
     date: str
-    wall_seconds: float
+    wall_seconds: float | None
     beside: str = "nothing else"
 
 

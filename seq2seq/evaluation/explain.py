@@ -14,7 +14,7 @@ Two questions, answered against the corpus' own gold alignment:
   cross-attention and its Shift-Att.
 
 The result is an :class:`Explanation`, recorded in ``metrics.json`` under ``explain``
-(:func:`seq2seq.evaluation.summary.record_explanation`) and compared across runs by
+(:func:`seq2seq.evaluation.summary.record_evaluation`) and compared across runs by
 ``scripts/compare.py``.
 """
 

@@ -78,7 +78,7 @@ def flop_breakdown(spec: ModelSpec, shape: BatchShape) -> dict[str, int]:
         ``2·H·K + 2·S·K + 2·S·K + 2·K·K`` (query, scores, weighted sum, output layer)
     - decoder_gru: per step ``2·(E+K)·3H + 2·H·3H`` (input and hidden projections); the
       Luong decoder's GRU reads the word only: ``2·E·3H + 2·H·3H`` (attention none always
-      feeds its fixed context, see :func:`seq2seq.model.build_decoder`)
+      feeds its fixed context, see :func:`seq2seq.model.decoder.build_decoder`)
     - readout: per step ``2·(H+K+E)·H + 2·H·V``
 
     These are the FLOPs of the model's equations at these shapes, not of one implementation:
