@@ -189,9 +189,9 @@ def runs_provenance(name: str, results: Path) -> str:
 
 
 def levers_table(page: str, results: Path) -> str:
-    """What was tried for a page's subject: ``results/levers.json``'s records keyed
-    ``<page>/<lever>`` (data: ``lever``, ``effect``, ``kept``, ``why``), one row each, with
-    when and where it was measured (the commit and command are in the file)."""
+    """What was tried for a page's subject: the records of ``results/levers/<page>.json``
+    (data: ``lever``, ``effect``, ``kept``, ``why``), one row each, with when and where it
+    was measured (the commit and the command are in the file)."""
     rows = [
         [
             record.data["lever"],
@@ -200,11 +200,13 @@ def levers_table(page: str, results: Path) -> str:
             record.data["why"],
             f"{record.provenance.date[:10]}, {record.provenance.machine.cpu}",
         ]
-        for record in load_records(results / "levers.json")
-        if record.key.startswith(f"{page}/")
+        for record in sorted(
+            load_records(results / "levers" / f"{page}.json"),
+            key=lambda record: record.data.get("order", 0),
+        )
     ]
     if not rows:
-        raise UserError(f"results/levers.json holds no lever of {page} (keys {page}/...)")
+        raise UserError(f"results/levers/{page}.json holds no lever")
     return _markdown_table(["lever", "measured effect", "kept?", "why", "measured"], rows)
 
 
