@@ -160,19 +160,24 @@ def explain_heads(results: Path) -> str:
     return _markdown_table(["variant", "head (layer.head)", "BLEU", "BLEU lost"], rows)
 
 
+def _number(value: float | None, fmt: str) -> str:
+    return "n/a" if value is None else format(value, fmt)
+
+
 def runs_table(name: str, results: Path) -> str:
-    """A results file of training runs (``scripts/record.py``): one row per record."""
+    """A results file of training runs (``scripts/record.py``): one row per record; a value a
+    record does not hold is n/a."""
     rows = []
     for record in load_records(results / f"{name}.json"):
         test = record.data.get("test", {})
         wall = record.provenance.wall_seconds
         rows.append([
             record.key,
-            f"{test.get('bleu', float('nan')):.2f}",
-            f"{test.get('exact_match', float('nan')):.3f}",
-            "n/a" if test.get("aer") is None else f"{test['aer']:.3f}",
-            f"{record.data.get('train_seconds', float('nan')):.0f}",
-            f"{wall / 60:.1f}",
+            _number(test.get("bleu"), ".2f"),
+            _number(test.get("exact_match"), ".3f"),
+            _number(test.get("aer"), ".3f"),
+            _number(record.data.get("train_seconds"), ".0f"),
+            _number(None if wall is None else wall / 60, ".1f"),
         ])  # fmt: skip
     header = ["run", "test BLEU", "exact match", "AER", "update seconds", "wall minutes"]
     return _markdown_table(header, rows)
