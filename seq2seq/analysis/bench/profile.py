@@ -128,8 +128,10 @@ def profile_overrides(overrides: Sequence[str]) -> list[tuple[str, list[str]]]:
     return rows
 
 
-#: Updates per row: untimed, timed, and under the profiler; ``--tiny``'s are fewer.
-STEPS = {"warmup": 5, "steps": 20, "profiled_steps": 5}
+#: Updates per row: untimed, timed, and under the profiler (a few: the profiler's events of a
+#: launch-bound update number in the thousands, and reading them takes seconds); ``--tiny``'s
+#: are fewer.
+STEPS = {"warmup": 3, "steps": 10, "profiled_steps": 2}
 TINY_STEPS = {"warmup": 1, "steps": 3, "profiled_steps": 2}
 
 

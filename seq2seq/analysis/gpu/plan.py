@@ -88,9 +88,9 @@ def plan(out: Path, work: Path, *, rehearse: bool) -> list[Stage]:
     pytest = [python, "-m", "pytest", "-p", "xdist.plugin", "-p", "pytest_timeout"]
     tests = [*pytest, "-m", "cuda", *CUDA_TEST_FILES, "-n", "2", "-p", "no:cacheprovider"]
     profile = ["--profile", *bench, "--batch-sizes", "8,16" if rehearse else "64,256"]
-    # 12 rows of 2 s each; the run toward 99% (the quick start's training) 25 s from its first
+    # 12 rows of 2 s each; the run toward 99% (the quick start's training) 20 s from its first
     # update, then its best model decodes
-    sized = [] if rehearse else ["--seconds", "2", "--rounds", "1", "--time-budget", "25"]
+    sized = [] if rehearse else ["--seconds", "2", "--rounds", "1", "--time-budget", "20"]
     sweep = [python, "scripts/train.py", "-m", "+experiment=compare", "seed=0"]
     return [
         Stage(
@@ -106,7 +106,7 @@ def plan(out: Path, work: Path, *, rehearse: bool) -> list[Stage]:
             "quickstart",
             STAGES["quickstart"],
             (python, "scripts/train.py", *tiny, f"hydra.run.dir={work / 'quickstart'}"),
-            150.0,
+            140.0,
         ),
         Stage(
             "profile",
@@ -118,12 +118,12 @@ def plan(out: Path, work: Path, *, rehearse: bool) -> list[Stage]:
             "bench",
             STAGES["bench"],
             (python, "scripts/bench.py", *bench, *sized, "--out", str(out / "bench.json")),
-            90.0,
+            110.0,
         ),
         Stage(
             "sweep",
             STAGES["sweep"],
             (*sweep, *tiny, f"hydra.sweep.dir={work / 'sweep'}"),
-            80.0,
+            70.0,
         ),
     ]

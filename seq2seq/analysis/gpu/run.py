@@ -58,8 +58,9 @@ def chosen_stages(names: str | None) -> list[str]:
 
 
 def caps(stages: Sequence[Stage], budget_s: float) -> dict[str, float]:
-    """Each stage's cap: its planned one, scaled so that the caps share ``budget_s`` (a
-    subset of the stages run again gets the whole budget between them)."""
+    """Each stage's planned cap, scaled so that the caps share ``budget_s`` (a subset of the
+    stages run again gets the whole budget between them). A stage that ends early leaves its
+    time to the next one (:func:`run_checks`)."""
     planned = sum(stage.cap_s for stage in stages)
     return {stage.name: stage.cap_s * budget_s / planned for stage in stages}
 
@@ -129,8 +130,10 @@ def run_checks(
     deadline = time.perf_counter() + budget_s
     records = []
     with (out / LOG_FILE).open("a", encoding="utf-8") as combined:
-        for stage in selected:
-            cap = min(limits[stage.name], deadline - time.perf_counter())
+        for index, stage in enumerate(selected):
+            # what the stages before left over is this one's: the budget less the later caps
+            later = sum(limits[s.name] for s in selected[index + 1 :])
+            cap = deadline - time.perf_counter() - later
             command = stage.command.replace(str(out), "$OUT").replace(str(work), "$WORK")
             say(f"[gpu_check] {stage.name} (cap {cap:.0f} s): {command}")
             if cap < MIN_CAP_S:
