@@ -121,9 +121,21 @@ JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"
 </testsuite></testsuites>"""
 
 
-def test_the_pytest_report_is_read_as_it_is(tmp_path: Path) -> None:
+#: What ``pytest --verbosity=1`` under pytest-xdist printed before it was stopped.
+STOPPED = """[gw1] [ 10%] PASSED tests/test_cuda.py::test_a[additive-bahdanau-fused]
+[gw0] [ 20%] FAILED tests/test_cuda_runs.py::test_b
+[gw2] [ 30%] PASSED tests/test_cuda.py::test_c
+"""
+
+
+def test_the_pytest_report_is_read_as_it_is_or_its_log_when_stopped(tmp_path: Path) -> None:
     report = tmp_path / "cuda_tests.xml"
-    assert cuda_tests(report) == {"report": None}  # stopped before it wrote one
+    assert cuda_tests(report, STOPPED) == {  # stopped before it wrote the report
+        "report": None,
+        "ended": 3,
+        "passed": 2,
+        "failures": ["tests/test_cuda_runs.py::test_b"],
+    }
     report.write_text(JUNIT, encoding="utf-8")
     read = cuda_tests(report)
     assert (read["tests"], read["passed"], read["failed"], read["skipped"]) == (3, 1, 1, 1)

@@ -18,8 +18,8 @@ from pathlib import Path
 #: gets a minute more: the wheels, the GPU's description, the records).
 BUDGET_S = 450.0
 
-#: The tests ``-m cuda`` selects: tests/test_cuda.py (in this process) and
-#: tests/test_cuda_runs.py (the entry points), on one pytest worker each.
+#: The tests ``-m cuda`` selects: tests/test_cuda.py (in the test process) and
+#: tests/test_cuda_runs.py (the entry points as subprocesses).
 CUDA_TEST_FILES = ("tests/test_cuda.py", "tests/test_cuda_runs.py")
 
 
@@ -86,7 +86,12 @@ def plan(out: Path, work: Path, *, rehearse: bool) -> list[Stage]:
     tiny = rehearsal_overrides(work) if rehearse else []
     bench = ["--tiny", "device=cpu", "train.num_threads=1"] if rehearse else ["device=cuda"]
     pytest = [python, "-m", "pytest", "-p", "xdist.plugin", "-p", "pytest_timeout"]
-    tests = [*pytest, "-m", "cuda", *CUDA_TEST_FILES, "-n", "2", "-p", "no:cacheprovider"]
+    # test by test over four workers (the slow entry-point tests side by side), each result
+    # printed as it comes (read from the log if the stage is stopped before its report;
+    # --verbosity, not -v: pyproject's addopts hold -q)
+    tests = [*pytest, "-m", "cuda", *CUDA_TEST_FILES, "-n", "4", "--dist", "load"]
+    tests += ["--verbosity=1"]
+    tests += ["-p", "no:cacheprovider"]
     profile = ["--profile", *bench, "--batch-sizes", "8,16" if rehearse else "64,256"]
     # 12 rows of 2 s each; the run toward 99% (the quick start's training) 20 s from its first
     # update, then its best model decodes

@@ -23,15 +23,24 @@ TARGET = 0.99
 VALIDATION = re.compile(
     r"step (\d+)  valid loss \S+  BLEU \S+  exact match \S+  \((\d+(?:\.\d+)?)s\)"
 )
+#: A test's outcome as ``pytest -v`` prints it (under pytest-xdist: ``[gw0] [ 50%] PASSED …``).
+RESULT = re.compile(r"\b(PASSED|FAILED|ERROR|SKIPPED) (tests/\S+::\S+)")
 #: The processes' line in train.log (``seq2seq.training.distributed.ProcessGroup.describe``).
 PROCESSES = re.compile(r"processes: (world size \d+, backend \w+, device \w+)")
 
 
-def cuda_tests(report: Path) -> dict[str, Any]:
+def cuda_tests(report: Path, output: str = "") -> dict[str, Any]:
     """The pytest report's counts (``tests``, ``passed``, ``failed``, ``skipped``) and the
-    names of the failed tests; ``{"report": None}`` when pytest wrote none (stopped)."""
+    names of the failed tests; when pytest wrote no report (stopped at its cap), what its
+    verbose ``output`` said of each test that ended (``report`` None)."""
     if not report.exists():
-        return {"report": None}
+        ended = {test: outcome for outcome, test in RESULT.findall(output)}
+        return {
+            "report": None,
+            "ended": len(ended),
+            "passed": sum(outcome == "PASSED" for outcome in ended.values()),
+            "failures": sorted(t for t, o in ended.items() if o in ("FAILED", "ERROR")),
+        }
     root = ElementTree.parse(report).getroot()
     cases = list(root.iter("testcase"))
     failed = [

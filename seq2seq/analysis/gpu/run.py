@@ -100,7 +100,7 @@ def _signal_group(group: int, signum: int) -> None:
 def read_stage(name: str, out: Path, work: Path, output: str) -> dict[str, Any]:
     """What stage ``name`` measured (see :mod:`.readers`)."""
     if name == "cuda_tests":
-        return readers.cuda_tests(out / "cuda_tests.xml")
+        return readers.cuda_tests(out / "cuda_tests.xml", output)
     if name == "quickstart":
         return readers.training_run(work / "quickstart", output)
     if name == "profile":
@@ -181,7 +181,7 @@ def summary_line(record: Record) -> str:
         return f"{wall}, {ended}; could not be read: {d['read_error']}"
     if record.key == "cuda_tests":
         if d.get("report") is None:
-            return f"{wall}, {ended}; no report"
+            return f"{wall}, {ended}; no report; of {d['ended']} ended, {d['passed']} passed"
         return (
             f"{wall}, {ended}; {d['passed']} passed, {d['failed']} failed, {d['skipped']} "
             f"skipped {d['skip_reasons'] or ''}"
