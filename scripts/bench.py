@@ -2,6 +2,8 @@
 
 Takes the same Hydra-style overrides as training (``device=cuda train.batch_size=128``),
 prints a table and writes bench.json; see seq2seq.analysis.bench for what is measured and how.
+``--profile [--batch-sizes 64,256]`` measures instead where an update's time goes on its
+device (seq2seq.analysis.bench.profile), into profile.json unless ``--out`` says otherwise.
 """
 
 from __future__ import annotations
@@ -15,11 +17,36 @@ from seq2seq.analysis.bench import BenchOptions, format_table, run_benchmark, sa
 from seq2seq.errors import exit_on_user_error
 
 
+def batch_sizes(text: str) -> list[int]:
+    """``64,256`` -> [64, 256]; anything else is refused in one line."""
+    try:
+        sizes = [int(part) for part in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of batch sizes such as 64,256")
+    return sizes
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. model.hidden_size=256")
     parser.add_argument("--tiny", action="store_true", help="tiny model, corpus and budgets")
-    parser.add_argument("--out", type=Path, default=Path("bench.json"), help="JSON output file")
+    parser.add_argument(
+        "--out", type=Path, help="JSON output file (bench.json; profile.json with --profile)"
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="only profile updates: wall time against device busy time, operators and kernels "
+        "per update, of the configured model on both model.recurrence paths",
+    )
+    parser.add_argument(
+        "--batch-sizes",
+        type=batch_sizes,
+        default=[],
+        help="--profile at these batch sizes, e.g. 64,256 (the configured train.batch_size)",
+    )
     parser.add_argument(
         "--seconds",
         type=float,
@@ -69,10 +96,21 @@ def main(argv: list[str] | None = None) -> None:
     handler.setFormatter(logging.Formatter("[train] %(message)s"))
     logging.getLogger().addHandler(handler)
     logging.getLogger("seq2seq").setLevel(logging.INFO)
-    result = run_benchmark(options, progress)
-    save_result(result, args.out)
-    print(format_table(result))
-    print(f"wrote {args.out}", file=sys.stderr)
+    if args.profile:
+        from seq2seq.analysis.bench.profile import format_profile, run_profile
+
+        out = args.out or Path("profile.json")
+        result = run_profile(args.overrides, args.batch_sizes, tiny=args.tiny, progress=progress)
+        save_result(result, out)
+        print(format_profile(result))
+        first = next(iter(result["tables"]))
+        print(f"\noperators of {first}, by host time:\n{result['tables'][first]}")
+    else:
+        out = args.out or Path("bench.json")
+        result = run_benchmark(options, progress)
+        save_result(result, out)
+        print(format_table(result))
+    print(f"wrote {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

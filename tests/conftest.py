@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from seq2seq.training.distributed import TIMEOUT_ENV
+from tests.helpers.cuda import CUDA_MARK, NO_CUDA, cuda_visible
 from tests.helpers.processes import MARK, end_marked
 from tests.helpers.runs import (
     SHARED_RUN_OVERRIDES,
@@ -120,6 +121,26 @@ LONGEST_FIRST = (
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Order the files longest first (see :data:`LONGEST_FIRST`), each file's tests as written."""
+    """Order the files longest first (see :data:`LONGEST_FIRST`), each file's tests as written;
+    skip the tests marked ``cuda`` where no CUDA device is visible (:mod:`tests.helpers.cuda`)."""
     rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    if any(item.get_closest_marker(CUDA_MARK) for item in items) and not cuda_visible():
+        for item in items:
+            if item.get_closest_marker(CUDA_MARK):
+                item.add_marker(pytest.mark.skip(reason=NO_CUDA))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say how many tests were skipped for want of a CUDA device, so a green run on a CPU
+    machine does not read as if they had passed."""
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if isinstance(report.longrepr, tuple) and report.longrepr[2].endswith(NO_CUDA)
+    ]
+    if skipped:
+        terminalreporter.write_line(
+            f"{len(skipped)} CUDA test(s) skipped: {NO_CUDA} (they run on a GPU machine: "
+            "bash scripts/gpu_check.sh, docs/gpu.md)"
+        )

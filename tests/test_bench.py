@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from seq2seq.analysis.bench import BenchOptions, processes, tiny_overrides
+from seq2seq.analysis.bench import BenchOptions, contestant_overrides, processes, tiny_overrides
 from seq2seq.analysis.bench.flops import train_flops
 from seq2seq.analysis.bench.measure import batch_shape, time_to_target
 from seq2seq.analysis.bench.run import format_time_to_target
+from seq2seq.config.compose import load_config
 from seq2seq.model.attention import ATTENTION_TYPES
 from tests.helpers.runs import run_script
 
@@ -31,6 +32,33 @@ def test_tiny_overrides_train_on_one_process_unless_the_user_chose() -> None:
     assert "train.processes=1" in tiny_overrides([], Path("corpus"))
     chosen = tiny_overrides(["train.processes=2"], Path("corpus"))
     assert [o for o in chosen if o.startswith("train.processes")] == ["train.processes=2"]
+
+
+def rows(*overrides: str, **options: object) -> dict[str, list[str]]:
+    """The benchmark's rows and their overrides for a config of ``overrides``."""
+    chosen = BenchOptions.create(overrides, **options)  # type: ignore[arg-type]
+    return dict(contestant_overrides(chosen, load_config(list(overrides))))
+
+
+def test_each_bahdanau_row_with_weights_is_also_measured_on_the_other_recurrence() -> None:
+    default = rows()
+    assert default["additive (textbook)"] == ["attention=additive", "model.recurrence=textbook"]
+    assert {"dot (textbook)", "multihead (textbook)"} <= default.keys()
+    assert not [row for row in default if row.startswith(("none (", "additive/luong ("))]
+    # configured textbook: the fused path is the other one
+    assert rows("model.recurrence=textbook")["dot (fused)"] == [
+        "attention=dot",
+        "model.recurrence=fused",
+    ]
+    # configured Luong: the Bahdanau rows are the other arrangement's
+    luong = rows("model.decoder=luong")
+    assert luong["additive/bahdanau (textbook)"] == [
+        "attention=additive",
+        "model.decoder=bahdanau",
+        "model.recurrence=textbook",
+    ]
+    assert not [row for row in luong if row.endswith("(textbook)") and "/" not in row]
+    assert not [row for row in rows(other_recurrence=False) if row.endswith(")")]
 
 
 def test_options_fill_mode_defaults_under_given_values() -> None:
@@ -130,7 +158,10 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
     assert set(bench) == BENCH_FIELDS
 
     other = ["additive/luong", "dot/luong", "multihead/luong"]  # the default is bahdanau
-    assert set(bench["training"]) == {*ATTENTION_TYPES, *other, "transformer"}
+    textbook = ["additive (textbook)", "dot (textbook)", "multihead (textbook)"]
+    assert set(bench["training"]) == {*ATTENTION_TYPES, *other, *textbook, "transformer"}
+    assert bench["config"]["recurrence"] == "fused"
+    assert "multihead (textbook)" in result.stdout
     for entry in [*bench["training"].values(), bench["reference"]]:
         for key in ("tokens_per_s", "tokens", "batches", "seconds", "achieved_gflops"):
             assert _positive(entry[key]), (key, entry)
@@ -315,3 +346,39 @@ def test_time_to_target_on_two_processes_stops_at_the_budget(
     assert result["read_from"] == "last.pt" and result["processes"] == 2
     assert result["steps_run"] >= 2 and result["flops_spent"] > 0
     assert 0 <= result["best_exact_match"] <= 1
+
+
+def test_the_profile_times_each_recurrence_at_each_batch_size(
+    tmp_path: Path, toy_corpus: Path
+) -> None:
+    """``--profile`` on the CPU: every row timed and its operators counted; the device
+    columns are a GPU's alone (null here)."""
+    out = tmp_path / "profile.json"
+    result = run_script(
+        "bench.py", "--profile", "--tiny", "data=tsv", f"data.dir={toy_corpus}", "device=cpu",
+        "train.num_threads=1", "--batch-sizes", "8,16", "--out", str(out), timeout=240,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    profile = json.loads(out.read_text(encoding="utf-8"))
+    rows = [(row["name"], row["batch_size"]) for row in profile["rows"]]
+    assert rows == [
+        ("additive (fused)", 8), ("additive (fused)", 16),
+        ("additive (textbook)", 8), ("additive (textbook)", 16),
+    ]  # fmt: skip
+    for row in profile["rows"]:
+        assert _positive(row["wall_ms_per_step"]) and _positive(row["tokens_per_s"])
+        assert row["ops_per_step"] > 10 and row["steps"] == 3
+        assert row["kernels_per_step"] is row["kernel_ms_per_step"] is row["busy_share"] is None
+    # the textbook loop dispatches more operators per update than the fused node
+    fused, textbook = profile["rows"][0], profile["rows"][2]
+    assert textbook["ops_per_step"] > fused["ops_per_step"]
+    assert set(profile["tables"]) == {f"{name} batch {size}" for name, size in rows}
+    assert "additive (textbook)" in result.stdout and "aten::" in result.stdout
+
+
+def test_batch_sizes_must_be_a_list_of_positive_numbers() -> None:
+    result = run_script("bench.py", "--profile", "--batch-sizes", "64,x")
+    assert result.returncode == 2
+    assert "argument --batch-sizes: '64,x' is not a list of batch sizes such as 64,256" in (
+        result.stderr
+    )

@@ -17,7 +17,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from seq2seq.errors import UserError
 from seq2seq.launch.processes import check_batch_size, refuse_multirun, worker_overrides
-from seq2seq.training.distributed import shard
+from seq2seq.training.distributed import ProcessGroup, shard
 from seq2seq.training.ranks import WorldPosition
 from tests.helpers.bad_input import PROCESS_TIMEOUT, run_processes
 from tests.helpers.processes import rank_pid
@@ -186,3 +186,11 @@ def test_bad_input_under_torchrun_says_it_once_and_fails(toy_corpus, tmp_path, o
     assert result.returncode != 0
     assert result.stderr.count(message) == 1, result.stderr[-3000:]
     assert not (tmp_path / "multirun").exists()  # no sweep folder from any rank
+
+
+def test_train_log_says_which_device_the_processes_compute_on() -> None:
+    """A learner on a GPU notebook sees in ``train.log`` that training runs on the GPU."""
+    one = ProcessGroup(WorldPosition(), None, torch.device("cpu"))
+    assert one.describe() == "world size 1, backend none, device cpu"
+    two = ProcessGroup(WorldPosition(1, 1, 2, 2), "nccl", torch.device("cuda", 1))
+    assert two.describe() == "world size 2, backend nccl, device cuda"

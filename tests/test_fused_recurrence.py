@@ -14,7 +14,13 @@ from seq2seq.model.fused import FusedRecurrence
 from seq2seq.model.fused.mixers import ProjectedContext, ValueGates
 from seq2seq.model.fused.recurrence import FusedBahdanauRecurrence, masked_softmax_into
 from seq2seq.model.fused.scorers import ADDITIVE_SCORERS, DotScorer, MultiHeadScorer
-from tests.helpers.models import same_model, tiny_model, toy_batch
+from tests.helpers.models import (
+    RECURRENCE_VARIANTS,
+    same_model,
+    tiny_model,
+    toy_batch,
+    training_pass,
+)
 
 B, T_T, T_S, H = 3, 4, 5, 3
 # padding in rows 0 and 1, and a row without any real token (its weights must be 0, not NaN)
@@ -72,28 +78,7 @@ def test_gradcheck_float64_with_padding_and_an_empty_row(scorer):
     )
 
 
-def run(model, seed: int = 5) -> tuple[torch.Tensor, torch.Tensor | None, dict]:
-    """Logits, weights and every parameter's gradient of one training forward/backward."""
-    model.zero_grad(set_to_none=True)
-    torch.manual_seed(seed)  # the same dropout masks on every path
-    logits, weights = model(*toy_batch(), keep_weights=True)
-    loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), torch.arange(30) % 25)
-    if weights is not None:  # a gradient that reaches the weights directly, too
-        loss = loss + weights.square().mean()
-    loss.backward()
-    grads = {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
-    return logits.detach(), None if weights is None else weights.detach(), grads
-
-
-# (attention, bidirectional, tanh form): dot projects the query only when the sizes differ;
-# the fused additive recurrence computes tanh in either form (seq2seq.model.fused.tanh)
-VARIANTS = [
-    ("additive", True, "tanh"), ("additive", True, "sigmoid"), ("dot", True, "tanh"),
-    ("dot", False, "tanh"), ("multihead", True, "tanh"), ("none", True, "tanh"),
-]  # fmt: skip
-
-
-@pytest.mark.parametrize(("attention", "bidirectional", "tanh"), VARIANTS)
+@pytest.mark.parametrize(("attention", "bidirectional", "tanh"), RECURRENCE_VARIANTS)
 def test_the_fused_recurrence_equals_the_textbook_step_loop(attention, bidirectional, tanh):
     """Values 1e-6 apart at most, gradients to float rounding (dropout 0: the step loop draws
     a mask per step, the fused path one per batch)."""
@@ -101,8 +86,8 @@ def test_the_fused_recurrence_equals_the_textbook_step_loop(attention, bidirecti
         attention, bidirectional=bidirectional, tanh=tanh, recurrence="textbook"
     ).train()
     fused = same_model(textbook, "fused")
-    ref_logits, ref_weights, ref_grads = run(textbook)
-    logits, weights, grads = run(fused)
+    ref_logits, ref_weights, ref_grads = training_pass(textbook)
+    logits, weights, grads = training_pass(fused)
     torch.testing.assert_close(logits, ref_logits, atol=1e-6, rtol=1e-5)
     if attention != "none":
         assert weights is not None and weights.shape == ref_weights.shape

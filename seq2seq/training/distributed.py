@@ -97,8 +97,12 @@ class ProcessGroup:
         return self.position.distributed
 
     def describe(self) -> str:
-        """``world size 2, backend gloo`` for ``train.log``."""
-        return f"world size {self.world_size}, backend {self.backend or 'none'}"
+        """``world size 2, backend gloo, device cpu`` for ``train.log`` (the device's type:
+        under DDP each process has a GPU of its own)."""
+        return (
+            f"world size {self.world_size}, backend {self.backend or 'none'}, "
+            f"device {self.device.type}"
+        )
 
     def sum(self, values: Sequence[float]) -> list[float]:
         """Element-wise sum over ranks (float64)."""

@@ -82,6 +82,34 @@ def toy_batch(
     return src, lengths, mask, tgt_in
 
 
+def training_pass(
+    model: torch.nn.Module, device: torch.device | str = "cpu", seed: int = 5
+) -> tuple[torch.Tensor, torch.Tensor | None, dict[str, torch.Tensor]]:
+    """One training forward and backward of ``model`` (a network or its DDP wrapper, on
+    ``device``) on :func:`toy_batch`: its logits (5, 6, 25), weights (5, heads, 6, 7) or None,
+    and every parameter's gradient, on the CPU. The loss reaches the weights directly too, so
+    their gradient path is used."""
+    model.zero_grad(set_to_none=True)
+    torch.manual_seed(seed)  # the same dropout masks on every path
+    logits, weights = model(*(t.to(device) for t in toy_batch()), keep_weights=True)
+    target = (torch.arange(30) % 25).to(device)
+    loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), target)
+    if weights is not None:
+        loss = loss + weights.square().mean()
+    loss.backward()
+    grads = {name: p.grad.cpu() for name, p in model.named_parameters() if p.grad is not None}
+    return logits.detach().cpu(), None if weights is None else weights.detach().cpu(), grads
+
+
+#: (attention, bidirectional, tanh form) on which the fused recurrence is held to the textbook:
+#: dot projects the query only when the sizes differ; the fused additive recurrence computes
+#: tanh in either form (seq2seq.model.fused.tanh)
+RECURRENCE_VARIANTS = [
+    ("additive", True, "tanh"), ("additive", True, "sigmoid"), ("dot", True, "tanh"),
+    ("dot", False, "tanh"), ("multihead", True, "tanh"), ("none", True, "tanh"),
+]  # fmt: skip
+
+
 def model_for(
     pairs: Sequence[Pair], attention: str = "additive", **options: object
 ) -> tuple[Seq2Seq, ParallelDataset]:

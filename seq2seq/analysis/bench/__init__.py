@@ -55,7 +55,7 @@ reason in ``processes_skipped``, with fewer than 2 CPU cores (or 2 GPUs on CUDA)
 Modules: :mod:`.flops` (FLOP counting), :mod:`.reference` (the tutorial baseline),
 :mod:`.measure` (the measurements), :mod:`.machine` (what it ran on), :mod:`.processes` (1 vs 2
 processes, and the training subprocesses), :mod:`.run` (options, orchestration, table,
-saving).
+saving), :mod:`.profile` (``--profile``: an update's wall time against its device's busy time).
 """
 
 from seq2seq.analysis.bench.flops import BatchShape, flop_breakdown, forward_flops, train_flops

@@ -35,7 +35,7 @@ from seq2seq.analysis.bench.processes import (
     unavailable,
 )
 from seq2seq.analysis.bench.reference import TutorialSeq2Seq, TutorialTrainer
-from seq2seq.choices import DECODER_TYPES, ModelKind
+from seq2seq.choices import DECODER_TYPES, DecoderArrangement, ModelKind, Recurrence
 from seq2seq.config.compose import load_config
 from seq2seq.config.schema import Config
 from seq2seq.files import write_json
@@ -61,6 +61,7 @@ class BenchOptions:
     time_budget: float = 300.0
     variants: tuple[str, ...] = tuple(ATTENTION_TYPES)
     other_decoder: bool = True  # also measure each variant in the other decoder arrangement
+    other_recurrence: bool = True  # and each Bahdanau row with weights on the other recurrence
     transformer: bool = True  # and the Transformer (model=transformer)
     ddp_steps: int = 64  # training steps of the 1- and 2-process runs (~65 s for both)
 
@@ -115,19 +116,31 @@ def tiny_overrides(user: Sequence[str], corpus_dir: Path) -> list[str]:
 def contestant_overrides(options: BenchOptions, cfg: Config) -> list[tuple[str, list[str]]]:
     """Name and extra overrides of every trainer measured: each variant in the configured
     decoder arrangement (named after the attention), then, with ``other_decoder``, each
-    attention variant in the other arrangement (e.g. ``additive/luong``), then the
-    Transformer (``transformer``, with ``model=transformer``'s sizes)."""
+    attention variant in the other arrangement (e.g. ``additive/luong``), then, with
+    ``other_recurrence``, each of those rows that runs the Bahdanau recurrence with attention
+    weights on the other ``model.recurrence`` (``additive (textbook)``: the same model, so the
+    two rows say which path is faster on this device), then the Transformer
+    (``transformer``, with ``model=transformer``'s sizes)."""
     if cfg.model.kind == ModelKind.transformer:  # model=transformer: that row alone
         return [(TRANSFORMER_ROW, [])]
     configured = cfg.model.decoder
-    runs = [(name, [f"attention={name}"]) for name in options.variants]
+    # (row, attention, arrangement, overrides)
+    rows = [(name, name, configured, [f"attention={name}"]) for name in options.variants]
     if options.other_decoder:
         other = next(d for d in DECODER_TYPES if d != configured)
-        runs += [
-            (f"{name}/{other}", [f"attention={name}", f"model.decoder={other}"])
+        rows += [
+            (f"{name}/{other}", name, other, [f"attention={name}", f"model.decoder={other}"])
             for name in options.variants
             if has_weights(name)  # no attention, no arrangement: the same model
         ]
+    if options.other_recurrence:
+        recurrence = next(r for r in Recurrence if r != cfg.model.recurrence)
+        rows += [
+            (f"{row} ({recurrence})", name, decoder, [*extra, f"model.recurrence={recurrence}"])
+            for row, name, decoder, extra in list(rows)
+            if decoder == DecoderArrangement.bahdanau and has_weights(name)
+        ]
+    runs = [(row, extra) for row, _, _, extra in rows]
     if options.transformer:
         runs.append((TRANSFORMER_ROW, ["model=transformer"]))
     return runs
@@ -250,6 +263,7 @@ def _assemble(
             "embed_size": cfg.model.embed_size,
             "hidden_size": cfg.model.hidden_size,
             "decoder": cfg.model.decoder,
+            "recurrence": cfg.model.recurrence,
             "lr_schedule": cfg.train.lr_schedule,
             "data": cfg.data.name,
         },
@@ -280,18 +294,21 @@ def format_table(result: dict[str, Any]) -> str:
         f"config: data={c['data']} batch={c['batch_size']} embed={c['embed_size']} "
         f"hidden={c['hidden_size']} decoder={c['decoder']} "
         f"overrides={' '.join(c['overrides']) or '(none)'}",
-        "",
-        f"{'training':<22}{'tok/s':>10}{'batches':>9}{'seconds':>9}{'GFLOP/s':>9}"
-        f"{'%peak':>7}{'pad':>6}{'× ref':>7}",
     ]
     rows = [
         *result["training"].items(),
         (f"{TutorialTrainer.name} (tutorial)", result["reference"]),
     ]
+    width = max(22, *(len(name) + 2 for name, _ in rows))
+    lines += [
+        "",
+        f"{'training':<{width}}{'tok/s':>10}{'batches':>9}{'seconds':>9}{'GFLOP/s':>9}"
+        f"{'%peak':>7}{'pad':>6}{'× ref':>7}",
+    ]
     for name, e in rows:
         speedup = e.get("speedup_vs_reference", 1.0)
         lines.append(
-            f"{name:<22}{e['tokens_per_s']:>10,.0f}{e['batches']:>9}{e['seconds']:>9.1f}"
+            f"{name:<{width}}{e['tokens_per_s']:>10,.0f}{e['batches']:>9}{e['seconds']:>9.1f}"
             f"{e['achieved_gflops']:>9.2f}{100 * e['fraction_of_peak']:>6.1f}%"
             f"{100 * e['target_padding_share']:>5.0f}%{speedup:>6.2f}×"
         )
