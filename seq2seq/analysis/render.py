@@ -124,6 +124,18 @@ def compare_provenance(results: Path) -> str:
     return f"`{record.provenance.command}`: {runs} runs, {provenance_line(record.provenance)}."
 
 
+def corpus_summary(results: Path) -> str:
+    """The synthetic corpus as ``make_corpus.py`` describes it: the command, then its output."""
+    record = only_record("corpus", results)
+    return f"```\n$ {record.provenance.command}\n{record.data['output'].rstrip()}\n```"
+
+
+def record_provenance(name: str, results: Path) -> str:
+    """The command and provenance of the one record of ``results/<name>.json``."""
+    record = only_record(name, results)
+    return f"`{record.provenance.command}`: {provenance_line(record.provenance)}."
+
+
 def explain_layers(results: Path) -> str:
     """Each explained Transformer's AER per decoder layer: attention and Shift-Att, heads
     averaged and per head (mean over seeds)."""
@@ -227,6 +239,8 @@ RENDERERS: dict[str, Callable[[Path], str]] = {
     "quickstart.provenance": lambda results: runs_provenance("quickstart", results),
     "tatoeba.table": lambda results: runs_table("tatoeba", results),
     "tatoeba.provenance": lambda results: runs_provenance("tatoeba", results),
+    "corpus.summary": corpus_summary,
+    "corpus.provenance": lambda results: record_provenance("corpus", results),
     **{
         f"levers.{page}": (lambda results, page=page: levers_table(page, results))
         for page in ("performance", "alignment", "transformer", "tatoeba", "corpus", "model")
