@@ -2,6 +2,8 @@
 
 Takes the same Hydra-style overrides as training (``device=cuda train.batch_size=128``),
 prints a table and writes bench.json; see seq2seq.analysis.bench for what is measured and how.
+``--record results/bench.json`` also keeps the result as the record docs/performance.md's
+benchmark tables are rendered from, with this command, its wall time and this machine.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import sys
 from pathlib import Path
 
 from seq2seq.analysis.bench import BenchOptions, format_table, run_benchmark, save_result
+from seq2seq.analysis.bench.record import check_results_file, record_bench
 from seq2seq.errors import exit_on_user_error
 
 
@@ -20,6 +23,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. model.hidden_size=256")
     parser.add_argument("--tiny", action="store_true", help="tiny model, corpus and budgets")
     parser.add_argument("--out", type=Path, default=Path("bench.json"), help="JSON output file")
+    parser.add_argument(
+        "--record",
+        metavar="RESULTS_JSON",
+        type=Path,
+        help="also keep the result as a results file (results/bench.json: docs/performance.md's "
+        "benchmark tables are rendered from it), with this command, its wall time and this "
+        "machine",
+    )
+    parser.add_argument(
+        "--beside",
+        default=None,
+        help="with --record: what else ran on the machine meanwhile (default: nothing else)",
+    )
     parser.add_argument(
         "--seconds",
         type=float,
@@ -50,7 +66,10 @@ def progress(message: str) -> None:
 
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    if args.record is not None:
+        check_results_file(args.record)  # before minutes of measuring, not after
     options = BenchOptions.create(
         args.overrides,
         args.tiny,
@@ -73,6 +92,9 @@ def main(argv: list[str] | None = None) -> None:
     save_result(result, args.out)
     print(format_table(result))
     print(f"wrote {args.out}", file=sys.stderr)
+    if args.record is not None:
+        record_bench(args.record, result, argv, args.beside)
+        print(f"recorded {args.record}", file=sys.stderr)
 
 
 if __name__ == "__main__":
