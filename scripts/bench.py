@@ -4,6 +4,9 @@ Takes the same Hydra-style overrides as training (``device=cuda train.batch_size
 prints a table and writes bench.json; see seq2seq.analysis.bench for what is measured and how.
 ``--profile [--batch-sizes 64,256]`` measures instead where an update's time goes on its
 device (seq2seq.analysis.bench.profile), into profile.json unless ``--out`` says otherwise.
+``--record results/bench.json`` also keeps the benchmark's result as the record
+docs/performance.md's benchmark tables are rendered from, with this command, its wall time
+and this machine.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import sys
 from pathlib import Path
 
 from seq2seq.analysis.bench import BenchOptions, format_table, run_benchmark, save_result
+from seq2seq.analysis.bench.record import check_results_file, record_bench
 from seq2seq.errors import exit_on_user_error
 
 
@@ -48,6 +52,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="--profile at these batch sizes, e.g. 64,256 (the configured train.batch_size)",
     )
     parser.add_argument(
+        "--record",
+        metavar="RESULTS_JSON",
+        type=Path,
+        help="also keep the result as a results file (results/bench.json: docs/performance.md's "
+        "benchmark tables are rendered from it), with this command, its wall time and this "
+        "machine",
+    )
+    parser.add_argument(
+        "--beside",
+        default=None,
+        help="with --record: what else ran on the machine meanwhile (default: nothing else)",
+    )
+    parser.add_argument(
         "--seconds",
         type=float,
         help=f"measured training seconds per variant ({BenchOptions.seconds:g}; tiny 1)",
@@ -77,7 +94,10 @@ def progress(message: str) -> None:
 
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    if args.record is not None:
+        check_results_file(args.record)  # before minutes of measuring, not after
     options = BenchOptions.create(
         args.overrides,
         args.tiny,
@@ -105,12 +125,16 @@ def main(argv: list[str] | None = None) -> None:
         print(format_profile(result))
         first = next(iter(result["tables"]))
         print(f"\noperators of {first}, by host time:\n{result['tables'][first]}")
-    else:
-        out = args.out or Path("bench.json")
-        result = run_benchmark(options, progress)
-        save_result(result, out)
-        print(format_table(result))
+        print(f"wrote {out}", file=sys.stderr)
+        return
+    out = args.out or Path("bench.json")
+    result = run_benchmark(options, progress)
+    save_result(result, out)
+    print(format_table(result))
     print(f"wrote {out}", file=sys.stderr)
+    if args.record is not None:
+        record_bench(args.record, result, argv, args.beside)
+        print(f"recorded {args.record}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from seq2seq.analysis.bench.flops import train_flops
 from seq2seq.analysis.bench.measure import batch_shape, time_to_target
 from seq2seq.analysis.bench.run import format_time_to_target
 from seq2seq.config.compose import load_config
+from seq2seq.analysis.results import load_records
 from seq2seq.model.attention import ATTENTION_TYPES
 from tests.helpers.runs import run_script
 
@@ -139,9 +141,8 @@ def _positive(value: object) -> bool:
 
 
 def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> None:
-    out = tmp_path / "bench.json"
-    result = run_script(
-        "bench.py",
+    out, results = tmp_path / "bench.json", tmp_path / "results" / "bench.json"
+    arguments = [
         "--tiny",
         "data=tsv",
         f"data.dir={toy_corpus}",
@@ -149,8 +150,12 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
         "--out",
         str(out),
         "train.num_threads=1",  # after an option (was refused); the shared machine: one thread
-        timeout=240,
-    )
+        "--record",
+        str(results),
+        "--beside",
+        "the test suite",
+    ]
+    result = run_script("bench.py", *arguments, timeout=240)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "reference (tutorial)" in result.stdout and "GFLOP/s" in result.stdout
     assert "on one core" in result.stdout and "FlopCounterMode" in result.stdout
@@ -267,6 +272,28 @@ def test_tiny_benchmark_writes_every_field(tmp_path: Path, toy_corpus: Path) -> 
     machine = bench["machine"]
     assert machine["cpu"] and machine["torch"] == torch.__version__
     assert machine["device"] == "cpu" and machine["torch_threads"] == 1
+
+    # --record: bench.json's document as the one record "bench", with how it was made.
+    (record,) = load_records(results)
+    assert record.key == "bench" and record.data == bench
+    made = record.provenance
+    assert made.command == shlex.join(["python", "scripts/bench.py", *arguments])
+    assert made.wall_seconds == round(bench["bench_wall_seconds"], 1)
+    assert made.machine.cpu == machine["cpu"] and made.machine.torch == torch.__version__
+    assert made.beside == "the test suite"
+
+
+def test_a_results_file_that_is_not_one_is_refused_before_measuring(tmp_path: Path) -> None:
+    """``--record`` names a file that holds something else: one line, before the minutes of
+    measuring, and neither file written."""
+    results, out = tmp_path / "notes.json", tmp_path / "bench.json"
+    results.write_text('{"notes": []}', encoding="utf-8")
+    result = run_script("bench.py", "--tiny", "--out", str(out), "--record", str(results))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"error: {results} is not a results file: 'records' should be a list of records"
+    ]
+    assert not out.exists() and results.read_text(encoding="utf-8") == '{"notes": []}'
 
 
 SMALL = [

@@ -227,6 +227,119 @@ def levers_table(page: str, results: Path) -> str:
     return _markdown_table(["lever", "measured effect", "kept?", "why", "measured"], rows)
 
 
+def _bench(results: Path) -> dict[str, Any]:
+    return only_record("bench", results).data
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def bench_throughput(results: Path) -> str:
+    """Target tokens/s of every trainer the benchmark measured, in its order (whatever rows
+    the record holds), then the tutorial-style reference; GFLOP/s against the fp32 GEMM rate
+    at the trainer's thread count."""
+    document = _bench(results)
+    rows = [*document["training"].items(), ("reference (tutorial)", document["reference"])]
+    table = [
+        [
+            name,
+            _number(entry.get("tokens_per_s"), ",.0f"),
+            _number(entry.get("achieved_gflops"), ".1f"),
+            _percent(entry.get("fraction_of_peak")),
+            _percent(entry.get("target_padding_share")),
+            _number(entry.get("speedup_vs_reference", 1.0), ".2f") + "×",
+        ]
+        for name, entry in rows
+    ]
+    header = ["trainer", "target tokens/s", "GFLOP/s", "of GEMM peak", "padding", "× reference"]
+    return _markdown_table(header, table)
+
+
+def bench_decoding(results: Path) -> str:
+    """Greedy and beam search over the valid split with the time-to-99% run's model."""
+    decoding = _bench(results)["decoding"]
+    searches = [("greedy", "greedy"), (f"beam {decoding['beam_size']}", "beam")]
+    rows = [
+        [
+            label,
+            _number(decoding.get(f"{key}_sentences_per_s"), ",.1f"),
+            _number(decoding.get(f"{key}_seconds"), ".2f"),
+            _number(decoding.get(f"{key}_mean_output_words"), ".1f"),
+        ]
+        for label, key in searches
+    ]
+    table = _markdown_table(["search", "sentences/s", "seconds", "words per output"], rows)
+    matched = decoding.get("model_exact_match")
+    model = "" if matched is None else f", valid exact match {matched:.3f}"
+    return (
+        f"{table}\n\n{decoding['sentences']:,} valid sentences in batches of "
+        f"{decoding['batch_size']} (the time-to-target run's model{model})."
+    )
+
+
+def _time_to_target(run: dict[str, Any]) -> str:
+    if not run["reached"]:
+        return (
+            f"not reached within {run['budget_s']:.0f} s (best {run['best_exact_match']:.3f} "
+            f"after {run['steps_run']:,} steps)"
+        )
+    return (
+        f"{run['seconds']:.1f} s of updates (step {run['step']:,}; "
+        f"{run['wall_seconds_used']:.0f} s of wall time)"
+    )
+
+
+def bench_summary(results: Path) -> str:
+    """The machine's GEMM rate, one and two training processes, the time to the target and
+    the benchmark's peak memory."""
+    document = _bench(results)
+    run = document["time_to_99"]
+    processes = document.get("processes")
+    if processes is None:
+        scaling = f"skipped ({document.get('processes_skipped')})"
+    else:
+        one, two = processes["1"], processes["2"]
+        scaling = (
+            f"{one['tokens_per_s']:,.0f} → {two['tokens_per_s']:,.0f} target tokens/s "
+            f"({processes['speedup']:.2f}×, {one['steps']} steps each)"
+        )
+    workers = f"{run['processes']} process{'es' if run['processes'] != 1 else ''}"
+    normalised = document.get("time_to_99_gflop")
+    rows = [
+        ["fp32 GEMM, one core", f"{document['gemm_gflops_per_core']:.1f} GFLOP/s"],
+        [
+            f"fp32 GEMM at the trainer's {document['gemm_threads']} thread(s)",
+            f"{document['gemm_gflops_at_threads']:.1f} GFLOP/s",
+        ],
+        ["scripts/train.py on 1 → 2 processes (DDP)", scaling],
+        [
+            f"time to {run['target']:.0%} valid exact match ({run['attention']}, {workers})",
+            _time_to_target(run),
+        ],
+        [
+            "… × one core's GEMM rate",
+            "n/a" if normalised is None else f"{normalised:,.0f} GFLOP",
+        ],
+        [
+            f"peak memory ({document['peak_memory_source']})",
+            f"{document['peak_memory_mb']:,.0f} MiB",
+        ],
+    ]
+    return _markdown_table(["measure", "value"], rows)
+
+
+def bench_provenance(results: Path) -> str:
+    record = only_record("bench", results)
+    config, machine = record.data["config"], record.data["machine"]
+    setting = (
+        f"data={config['data']}, batch {config['batch_size']}, embed {config['embed_size']}, "
+        f"hidden {config['hidden_size']}, decoder {config['decoder']}, "
+        f"{machine['torch_threads']} thread(s) on {machine['device']}"
+    )
+    return f"`{record.provenance.command}` ({setting}): {provenance_line(record.provenance)}."
+
+
 RENDERERS: dict[str, Callable[[Path], str]] = {
     "compare.table": compare_table,
     "compare.full-table": compare_full_table,
@@ -241,6 +354,10 @@ RENDERERS: dict[str, Callable[[Path], str]] = {
     "tatoeba.provenance": lambda results: runs_provenance("tatoeba", results),
     "corpus.summary": corpus_summary,
     "corpus.provenance": lambda results: record_provenance("corpus", results),
+    "bench.throughput": bench_throughput,
+    "bench.decoding": bench_decoding,
+    "bench.summary": bench_summary,
+    "bench.provenance": bench_provenance,
     **{
         f"levers.{page}": (lambda results, page=page: levers_table(page, results))
         for page in ("performance", "alignment", "transformer", "tatoeba", "corpus", "model")

@@ -133,7 +133,7 @@ def load_records(path: str | Path) -> list[Record]:
     except (OSError, ValueError, RecursionError) as err:
         raise UserError(f"{path} is not a readable results file ({err})") from None
     try:
-        records = data["records"] if isinstance(data, dict) else None
+        records = data.get("records") if isinstance(data, dict) else None
         if not isinstance(records, list):
             raise RecordError("records", "should be a list of records")
         return [from_plain(Record, r, f"records[{i}]") for i, r in enumerate(records)]

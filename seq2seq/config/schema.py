@@ -72,7 +72,7 @@ class ModelConfig:
     init: InitScheme = option(
         InitScheme.xavier,
         "How new weights start: xavier (Glorot uniform, the GRU's per gate; zero biases; as "
-        "JoeyNMT does) or pytorch (PyTorch's layer defaults, this project's before).",
+        "JoeyNMT does) or pytorch (PyTorch's layer defaults).",
     )
     decoder: DecoderArrangement = option(
         DecoderArrangement.bahdanau,
