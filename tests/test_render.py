@@ -124,3 +124,16 @@ def test_the_tatoeba_comparison_renders_from_its_own_file(tmp_path: Path) -> Non
         "`train -m`: 3 runs, measured 2026-12-01 on Test CPU (2 cores, CPU only), torch "
         "2.13.0+cpu, tests beside it: 52.0 min of wall time."
     )
+
+
+def test_levers_are_text_in_their_order(tmp_path: Path) -> None:
+    for order, key in ((2, "a-second"), (1, "b-first")):
+        data = {"order": order, "lever": key, "effect": "e", "kept": "no", "why": "w"}
+        provenance = Provenance("train", None, MACHINE, "2026-12-05T12:00:00Z", None)
+        add_record(tmp_path / "levers" / "tatoeba.json", Record(key, provenance, data))
+    assert _render("levers.tatoeba", tmp_path).splitlines() == [
+        "| lever | measured effect | kept? | why | measured |",
+        "|---|---|---|---|---|",
+        "| b-first | e | no | w | 2026-12-05, Test CPU |",
+        "| a-second | e | no | w | 2026-12-05, Test CPU |",
+    ]

@@ -292,7 +292,8 @@ def levers_table(page: str, results: Path) -> str:
     ]
     if not rows:
         raise UserError(f"results/levers/{page}.json holds no lever")
-    return _markdown_table(["lever", "measured effect", "kept?", "why", "measured"], rows)
+    header = ["lever", "measured effect", "kept?", "why", "measured"]
+    return _markdown_table(header, rows, numbers=False)
 
 
 RENDERERS: dict[str, Callable[[Path], str]] = {
