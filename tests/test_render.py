@@ -15,10 +15,8 @@ MACHINE = Machine(cpu="Test CPU", cores=2, torch="2.13.0+cpu", python="3.11.7")
 
 
 def _run(results: Path, key: str, *, command: str, bleu: float | None, wall: float | None,
-         preset: str | None = None, beside: str = "nothing else", **data) -> None:  # fmt: skip
+         beside: str = "nothing else", **data) -> None:  # fmt: skip
     body = {"test": {"bleu": bleu, "chrf": None if bleu is None else bleu + 10}, **data}
-    if preset is not None:
-        body["preset"] = preset
     provenance = Provenance(command, "0" * 40, MACHINE, "2026-12-05T12:00:00Z", wall, beside)
     add_record(results / "tatoeba.json", Record(key, provenance, body))
 
@@ -27,23 +25,20 @@ def _render(name: str, results: Path) -> str:
     return RENDERERS[name](results)
 
 
-def test_presets_are_grouped_with_mean_sd_and_the_wall_range(tmp_path: Path) -> None:
+def test_runs_are_grouped_by_their_key_without_the_seed(tmp_path: Path) -> None:
     for seed, (bleu, wall) in enumerate([(27.0, 1200.0), (28.0, 1320.0), (29.0, 1260.0)]):
         _run(tmp_path, f"gru-seed{seed}", command=f"train seed={seed}", bleu=bleu, wall=wall,
-             preset="gru", train_seconds=1000.0 + seed)  # fmt: skip
-    _run(tmp_path, "transformer-seed0", command="train", bleu=30.0, wall=None, preset="t")
+             train_seconds=1000.0 + seed)  # fmt: skip
+    _run(tmp_path, "transformer-seed0", command="train", bleu=30.0, wall=None)
+    _run(tmp_path, "gru-default", command="train", bleu=None, wall=90.0)  # no seed: its own
     table = _render("tatoeba.presets", tmp_path).splitlines()
-    assert table[0] == ("| preset | runs | test BLEU | test chrF | update seconds | wall minutes |")
-    assert table[2] == "| gru | 3 | 28.00 ± 1.00 | 38.00 ± 1.00 | 1001 | 20.0–22.0 |"
-    # one run: no sd; no wall time and no update seconds: n/a
-    assert table[3] == "| t | 1 | 30.00 ± – | 40.00 ± – | n/a | n/a |"
-
-
-def test_a_run_without_a_preset_is_its_own_group(tmp_path: Path) -> None:
-    _run(tmp_path, "lonely", command="train", bleu=None, wall=90.0)
-    assert _render("tatoeba.presets", tmp_path).splitlines()[2] == (
-        "| lonely | 1 | n/a | n/a | n/a | 1.5 |"
-    )
+    assert table[0] == "| runs of | runs | test BLEU | test chrF | update seconds | wall minutes |"
+    assert table[2:] == [
+        "| gru-default | 1 | n/a | n/a | n/a | 1.5 |",
+        "| gru | 3 | 28.00 ± 1.00 | 38.00 ± 1.00 | 1001 | 20.0–22.0 |",
+        # one run: no sd; no wall time and no update seconds: n/a
+        "| transformer | 1 | 30.00 ± – | 40.00 ± – | n/a | n/a |",
+    ]
 
 
 def test_own_sentences_one_row_per_source_one_column_per_run(tmp_path: Path) -> None:

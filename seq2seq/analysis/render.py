@@ -226,13 +226,17 @@ def tatoeba_compare_table(results: Path) -> str:
     return variant_table(document, [c for c in COLUMNS if c.key in TATOEBA_COMPARE_COLUMNS])
 
 
+#: A run's key past its name: its seed (``gru-seed1`` is a run of ``gru``).
+SEED_SUFFIX = re.compile(r"-seed\d+$")
+
+
 def presets_table(name: str, results: Path) -> str:
-    """A results file of runs grouped by ``data["preset"]`` (in the order each first
-    appears): per preset the runs, test BLEU and chrF (mean ± sd), update seconds (mean) and
-    wall minutes (the fastest and slowest run)."""
+    """A results file of runs grouped by their key without its ``-seed<N>`` (``gru-seed0``,
+    ``gru-seed1`` → ``gru``), in key order: per group the runs, test BLEU and chrF (mean ±
+    sd), update seconds (mean) and wall minutes (the fastest and slowest run)."""
     groups: dict[str, list[Record]] = {}
     for record in load_records(results / f"{name}.json"):
-        groups.setdefault(record.data.get("preset", record.key), []).append(record)
+        groups.setdefault(SEED_SUFFIX.sub("", record.key), []).append(record)
     rows = []
     for preset, records in groups.items():
         tests = [r.data.get("test", {}) for r in records]
@@ -252,7 +256,7 @@ def presets_table(name: str, results: Path) -> str:
                         show_sd=False),
             wall,
         ])  # fmt: skip
-    header = ["preset", "runs", "test BLEU", "test chrF", "update seconds", "wall minutes"]
+    header = ["runs of", "runs", "test BLEU", "test chrF", "update seconds", "wall minutes"]
     return _markdown_table(header, rows)
 
 
