@@ -16,8 +16,8 @@ from seq2seq.analysis.bench import BenchOptions, contestant_overrides, processes
 from seq2seq.analysis.bench.flops import train_flops
 from seq2seq.analysis.bench.measure import batch_shape, time_to_target
 from seq2seq.analysis.bench.run import format_time_to_target
-from seq2seq.config.compose import load_config
 from seq2seq.analysis.results import load_records
+from seq2seq.config.compose import load_config
 from seq2seq.model.attention import ATTENTION_TYPES
 from tests.helpers.runs import run_script
 

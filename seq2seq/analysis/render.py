@@ -21,9 +21,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from seq2seq.analysis.compare.aggregate import COLUMNS, EXPLAIN_COLUMNS, Column, Stat
+from seq2seq.analysis.compare.aggregate import COLUMNS, EXPLAIN_COLUMNS, Column, Stat, mean_sd
 from seq2seq.analysis.compare.render import format_stat
-from seq2seq.analysis.results import RESULTS_DIR, Provenance, Record, load_records
+from seq2seq.analysis.results import RESULTS_DIR, Machine, Provenance, Record, load_records
 from seq2seq.errors import UserError
 
 BLOCK = re.compile(
@@ -51,13 +51,17 @@ def only_record(name: str, results: Path) -> Record:
     return records[0]
 
 
+def machine_text(machine: Machine) -> str:
+    """ "an Intel Xeon (2 cores, CPU only), torch 2.13.0"."""
+    device = f"{machine.gpu}, CUDA {machine.cuda}" if machine.gpu else "CPU only"
+    return f"{machine.cpu} ({machine.cores} cores, {device}), torch {machine.torch}"
+
+
 def provenance_line(provenance: Provenance) -> str:
     """ "measured 2026-12-06 on an Intel Xeon (2 cores, CPU only), torch 2.13.0: 48.6 min"."""
-    machine = provenance.machine
-    device = f"{machine.gpu}, CUDA {machine.cuda}" if machine.gpu else "CPU only"
     line = (
-        f"measured {provenance.date[:10]} on {machine.cpu} ({machine.cores} cores, {device}), "
-        f"torch {machine.torch}, {provenance.beside} beside it"
+        f"measured {provenance.date[:10]} on {machine_text(provenance.machine)}, "
+        f"{provenance.beside} beside it"
     )
     seconds = provenance.wall_seconds
     if seconds is None:
@@ -66,8 +70,11 @@ def provenance_line(provenance: Provenance) -> str:
     return f"{line}: {wall} of wall time"
 
 
-def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    align = ["---"] + ["---:"] * (len(header) - 1)
+def _markdown_table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], *, numbers: bool = True
+) -> str:
+    """A Markdown table; its columns after the first right-aligned when they hold ``numbers``."""
+    align = ["---"] + ["---:" if numbers else "---"] * (len(header) - 1)
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
@@ -105,8 +112,9 @@ def compare_explain_table(results: Path) -> str:
     return variant_table(only_record("compare", results).data, EXPLAIN_COLUMNS)
 
 
-def compare_by_length(results: Path) -> str:
-    document = only_record("compare", results).data
+def compare_by_length(results: Path, name: str = "compare") -> str:
+    """A comparison's BLEU per source-length bucket (mean over seeds), variants × buckets."""
+    document = only_record(name, results).data
     sizes = document["bucket_sizes"] or {}
     buckets = document["buckets"]
     header = ["variant", *(f"{b} ({sizes[b]})" if b in sizes else b for b in buckets)]
@@ -118,8 +126,8 @@ def compare_by_length(results: Path) -> str:
     return _markdown_table(header, rows)
 
 
-def compare_provenance(results: Path) -> str:
-    record = only_record("compare", results)
+def compare_provenance(results: Path, name: str = "compare") -> str:
+    record = only_record(name, results)
     runs = sum(v["n_runs"] for v in record.data["variants"])
     return f"`{record.provenance.command}`: {runs} runs, {provenance_line(record.provenance)}."
 
@@ -195,14 +203,90 @@ def runs_table(name: str, results: Path) -> str:
     return _markdown_table(header, rows)
 
 
+#: A command's seed, written ``seed=N`` where a file's runs differ only in it.
+SEED = re.compile(r"(?<![\w.])seed=\d+")
+
+
 def runs_provenance(name: str, results: Path) -> str:
+    """Which commands made a file's runs (seeds as ``seed=N``), when, on what; what ran beside
+    each run is said when the runs share it, else left to the file."""
     records = load_records(results / f"{name}.json")
-    commands = sorted({r.provenance.command for r in records})
-    first = records[0].provenance
-    return (
-        f"{len(records)} runs of {', '.join(f'`{c}`' for c in commands)}; "
-        f"{provenance_line(first).rsplit(':', 1)[0]} (each run's wall time in the table)."
+    if not records:
+        raise UserError(f"{results / name}.json holds no run")
+    commands = sorted({SEED.sub("seed=N", r.provenance.command) for r in records})
+    days = sorted({r.provenance.date[:10] for r in records})
+    machines = sorted({machine_text(r.provenance.machine) for r in records})
+    besides = {r.provenance.beside for r in records}
+    beside = (
+        f"{besides.pop()} beside each"
+        if len(besides) == 1
+        else f"what ran beside each: results/{name}.json"
     )
+    when = days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
+    return (
+        f"{len(records)} runs of {', '.join(f'`{c}`' for c in commands)}; measured {when} on "
+        f"{' and '.join(machines)}; {beside} (each run's wall time in the table)."
+    )
+
+
+#: The Tatoeba comparison's columns (a corpus without gold alignments: no AER).
+TATOEBA_COMPARE_COLUMNS = ("bleu", "chrf", "exact_match", "parameters", "train_seconds")
+
+
+def tatoeba_compare_table(results: Path) -> str:
+    document = only_record("tatoeba_compare", results).data
+    return variant_table(document, [c for c in COLUMNS if c.key in TATOEBA_COMPARE_COLUMNS])
+
+
+#: A run's key past its name: its seed (``gru-seed1`` is a run of ``gru``).
+SEED_SUFFIX = re.compile(r"-seed\d+$")
+
+
+def presets_table(name: str, results: Path) -> str:
+    """A results file of runs grouped by their key without its ``-seed<N>`` (``gru-seed0``,
+    ``gru-seed1`` → ``gru``), in key order: per group the runs, test BLEU and chrF (mean ±
+    sd), update seconds (mean) and wall minutes (the fastest and slowest run)."""
+    groups: dict[str, list[Record]] = {}
+    for record in load_records(results / f"{name}.json"):
+        groups.setdefault(SEED_SUFFIX.sub("", record.key), []).append(record)
+    rows = []
+    for preset, records in groups.items():
+        tests = [r.data.get("test", {}) for r in records]
+        walls = [r.provenance.wall_seconds for r in records]
+        known = [w / 60 for w in walls if w is not None]
+        wall = (
+            f"{min(known):.1f}–{max(known):.1f}"
+            if len(known) > 1
+            else _number(known[0] if known else None, ".1f")
+        )
+        rows.append([
+            preset,
+            str(len(records)),
+            format_stat(mean_sd([t.get("bleu") for t in tests]), ".2f"),
+            format_stat(mean_sd([t.get("chrf") for t in tests]), ".2f"),
+            format_stat(mean_sd([r.data.get("train_seconds") for r in records]), ".0f",
+                        show_sd=False),
+            wall,
+        ])  # fmt: skip
+    header = ["runs of", "runs", "test BLEU", "test chrF", "update seconds", "wall minutes"]
+    return _markdown_table(header, rows)
+
+
+def sentences_table(name: str, results: Path) -> str:
+    """The translations of the records that keep some (``data["own_sentences"]``: the
+    ``command`` and ``[source, translation]`` pairs): one row per source, one column per
+    record."""
+    kept = [r for r in load_records(results / f"{name}.json") if "own_sentences" in r.data]
+    if not kept:
+        raise UserError(f"{results / name}.json holds no record with own_sentences")
+    sources = [source for source, _ in kept[0].data["own_sentences"]["translations"]]
+    outputs = [dict(r.data["own_sentences"]["translations"]) for r in kept]
+    rows = [[source, *(found.get(source, "n/a") for found in outputs)] for source in sources]
+    table = _markdown_table(["source", *(r.key for r in kept)], rows, numbers=False)
+    commands = " or ".join(
+        f"`{c}`" for c in sorted({r.data["own_sentences"]["command"] for r in kept})
+    )
+    return f"{table}\n\nTranslated by {commands}, RUN the run a column names."
 
 
 def levers_table(page: str, results: Path) -> str:
@@ -224,7 +308,8 @@ def levers_table(page: str, results: Path) -> str:
     ]
     if not rows:
         raise UserError(f"results/levers/{page}.json holds no lever")
-    return _markdown_table(["lever", "measured effect", "kept?", "why", "measured"], rows)
+    header = ["lever", "measured effect", "kept?", "why", "measured"]
+    return _markdown_table(header, rows, numbers=False)
 
 
 def _bench(results: Path) -> dict[str, Any]:
@@ -358,6 +443,11 @@ RENDERERS: dict[str, Callable[[Path], str]] = {
     "bench.decoding": bench_decoding,
     "bench.summary": bench_summary,
     "bench.provenance": bench_provenance,
+    "tatoeba.presets": lambda results: presets_table("tatoeba", results),
+    "tatoeba.sentences": lambda results: sentences_table("tatoeba", results),
+    "tatoeba-compare.table": tatoeba_compare_table,
+    "tatoeba-compare.by-length": lambda results: compare_by_length(results, "tatoeba_compare"),
+    "tatoeba-compare.provenance": lambda results: compare_provenance(results, "tatoeba_compare"),
     **{
         f"levers.{page}": (lambda results, page=page: levers_table(page, results))
         for page in ("performance", "alignment", "transformer", "tatoeba", "corpus", "model")
