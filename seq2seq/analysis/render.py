@@ -425,6 +425,27 @@ def bench_provenance(results: Path) -> str:
     return f"`{record.provenance.command}` ({setting}): {provenance_line(record.provenance)}."
 
 
+def runs_line(name: str, results: Path) -> str:
+    """A results file of runs of one command in a sentence: each run's test exact match and
+    BLEU and its wall time, then where and when they were measured."""
+    records = load_records(results / f"{name}.json")
+    if not records:
+        raise UserError(f"{results / name}.json holds no record")
+
+    def minutes(record: Record) -> float | None:
+        seconds = record.provenance.wall_seconds
+        return None if seconds is None else seconds / 60
+
+    runs = "; ".join(
+        f"{r.key}: exact match {_number(r.data['test'].get('exact_match'), '.3f')}, BLEU "
+        f"{_number(r.data['test'].get('bleu'), '.2f')}, {_number(minutes(r), '.1f')} min"
+        for r in records
+    )
+    commands = ", ".join(sorted({f"`{r.provenance.command}`" for r in records}))
+    where = provenance_line(records[0].provenance).split(" beside it")[0]
+    return f"{commands} — {runs} of wall time; {where}."
+
+
 RENDERERS: dict[str, Callable[[Path], str]] = {
     "compare.table": compare_table,
     "compare.full-table": compare_full_table,
@@ -435,6 +456,7 @@ RENDERERS: dict[str, Callable[[Path], str]] = {
     "explain.heads": explain_heads,
     "quickstart.table": lambda results: runs_table("quickstart", results),
     "quickstart.provenance": lambda results: runs_provenance("quickstart", results),
+    "quickstart.line": lambda results: runs_line("quickstart", results),
     "tatoeba.table": lambda results: runs_table("tatoeba", results),
     "tatoeba.provenance": lambda results: runs_provenance("tatoeba", results),
     "corpus.summary": corpus_summary,
