@@ -71,14 +71,17 @@ const MAPS = {
   },
   grad_x_input: {
     value: "share",
+    scaled: true,
     note: () => "Gradient × input: how much each source word moved the log-probability of the row's word " +
-      "(the L2 norm over its embedding), as shares of the row.",
+      "(the L2 norm over its embedding), as shares of the row, coloured up to the map's largest share.",
   },
   integrated_gradients: {
     value: "share",
+    scaled: true,
     note: (steps) => `Integrated gradients from the all-zero embedding, with ${steps} steps here ` +
-      "(evaluate.py --explain uses 32, to answer at once), as shares of the row; δ is how far " +
-      "a row's attributions sum from the change of its log-probability (Captum's convergence delta).",
+      "(evaluate.py --explain uses 32, to answer at once), as shares of the row, coloured up to the " +
+      "map's largest share; δ is how far a row's attributions sum from the change of its " +
+      "log-probability (Captum's convergence delta).",
   },
   gold: {
     value: "gold",
@@ -96,6 +99,8 @@ function heatmap(map, columns, rows, view) {
   for (const [i, j] of view.possible || []) gold.set(`${i},${j}`, "possible");
   for (const [i, j] of view.sure || []) gold.set(`${i},${j}`, "sure");
   const value = MAPS[map.method].value;
+  // attributions spread over more words than attention: coloured up to the map's largest share
+  const top = MAPS[map.method].scaled ? Math.max(...map.weights.flat(), 1e-9) : 1;
   const head = element("tr", {}, element("th", { scope: "col" }));
   for (const column of columns) {
     head.append(element("th", { scope: "col", lang: column === "<eos>" ? null : "zh-Hans", class: "src" },
@@ -110,7 +115,7 @@ function heatmap(map, columns, rows, view) {
         class: gold.get(`${i},${j}`) || null,
         title: `${rows[j]} ← ${columns[i]}: ${weight.toFixed(3)}`,
       }));
-      tr.lastChild.style.background = colour(weight); // CSSOM: allowed by the page's CSP
+      tr.lastChild.style.background = colour(weight / top); // CSSOM: allowed by the page's CSP
     });
     body.append(tr);
   });
