@@ -145,6 +145,21 @@ def test_an_intervention_no_run_takes_is_one_line_with_the_ones_they_take(
     assert post(server.url + "api/translate", body) == (400, {"error": message})
 
 
+def test_an_intervention_where_no_run_has_attention_is_one_line() -> None:
+    from types import SimpleNamespace
+
+    from seq2seq.explorer.explain import check_intervention
+
+    baseline = SimpleNamespace(interventions=[])  # what a run without attention takes
+    with pytest.raises(Exception) as caught:
+        check_intervention("uniform", [baseline])  # type: ignore[list-item]
+    assert (caught.value.status, caught.value.message) == (
+        400,
+        "intervention 'uniform': no run here has attention weights to replace; leave the field out",
+    )
+    check_intervention(None, [baseline])  # type: ignore[list-item]
+
+
 def test_a_body_announced_too_large_is_refused_before_it_is_read(server: Server) -> None:
     parts = urlsplit(server.url)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)

@@ -55,7 +55,7 @@ EXAMPLES = 40
 DECIMALS = 5
 #: Integrated gradients' steps in the page: fewer than ``evaluate.py --explain``'s 32
 #: (:data:`~seq2seq.evaluation.attributions.IG_STEPS`), so a sentence is answered at once.
-PAGE_IG_STEPS = 8
+PAGE_IG_STEPS = 4
 #: The attribution maps' titles on the page.
 TITLES = {
     "grad_x_input": "gradient × input",
