@@ -1,10 +1,12 @@
 """Explore a trained run's attention in the browser: ``python scripts/serve.py RUN [RUN2]``.
 
 Serves a local page (needs ``pip install -e ".[demo]"``): type a Chinese sentence, see the
-translation and every head's attention map; a test sentence from the list shows the gold
-alignment over the map and the sentence's AER. Two run folders are shown side by side
-(e.g. ``attention=none`` beside ``attention=additive``). Binds to 127.0.0.1 unless
-``--host`` says otherwise; ``--port 0`` picks a free port. Ctrl-C stops it.
+translation, the translations with the attention replaced (uniform, shuffled, argmax, each
+head), and a switch between maps of where each word came from: every head's attention,
+gradient × input, integrated gradients; a test sentence from the list adds its gold links,
+drawn over the maps and as a map of their own, and each map's AER. Two run folders are shown
+side by side (e.g. ``attention=none`` beside ``attention=additive``). Binds to 127.0.0.1
+unless ``--host`` says otherwise; ``--port 0`` picks a free port. Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError as err:
         raise UserError(f"{err.name} is missing: {DEMO_ADVICE}") from None
     from seq2seq.explorer.explain import RunExplorer
-    from seq2seq.runtime import resolve_device
+    from seq2seq.runtime import resolve_device, set_threads
 
+    set_threads(1)  # one thread: a second one slows every answer when the cores are shared
     device = str(resolve_device(args.device, option="--device"))
     explorers = [
         RunExplorer.load(name, path, args.checkpoint, device)

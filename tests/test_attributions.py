@@ -21,6 +21,7 @@ from seq2seq.evaluation.attributions import (
     attribute,
     attribution_maps,
     reference_log_probs,
+    row_shares,
     shift_att,
 )
 from seq2seq.evaluation.explain import map_aer
@@ -109,6 +110,18 @@ def test_a_map_equal_to_the_gold_links_scores_aer_zero():
     assert map_aer(dataset, [0, 1], arrays)["aer"] == 0.0
     arrays[0] = arrays[0][:, ::-1].copy()  # every link moved
     assert map_aer(dataset, [0, 1], arrays)["aer"] > 0.5
+
+
+def test_row_shares_make_each_row_a_distribution_with_the_same_argmax():
+    model, dataset = model_for([Pair(("我", "爱", "中国"), ("I", "love", "China"))], "additive")
+    maps, _ = attribution_maps(model, dataset.collate([0]), "grad_x_input")
+    shares = row_shares(maps)
+    torch.testing.assert_close(shares.sum(-1), torch.ones(1, 4))  # 3 words and <eos>
+    assert torch.equal(shares.argmax(-1), maps.argmax(-1))  # the same alignment, the same AER
+    padded = toy_batch().collate([0, 1, 2])
+    rows = row_shares(attribution_maps(OneWordModel(), padded, "grad_x_input")[0])
+    assert (rows[~padded.tgt_mask] == 0).all()  # padding rows stay all zero, never NaN
+    torch.testing.assert_close(rows[padded.tgt_mask].sum(-1), torch.ones(9))  # 6 words, 3 <eos>
 
 
 def test_shift_att_reads_each_word_off_the_step_that_reads_it():

@@ -23,6 +23,7 @@ from seq2seq.evaluation.metrics import alignment_error_rate, hard_alignment
 from seq2seq.explorer.explain import RunExplorer, pick_examples
 from seq2seq.explorer.inputs import (
     EXAMPLE,
+    MAPS,
     MAX_BEAM,
     MAX_BODY_BYTES,
     MAX_CHARACTERS,
@@ -58,7 +59,16 @@ BAD_REQUESTS = [
     ("我 爱".encode("gb18030"), 400,
      "the request is not UTF-8 text (byte 1); send the sentence as UTF-8"),
     (b"[1, 2]", 400, "the request should be a JSON object like {\"text\": \"我 爱 中国\"}"),
-    (b'{"txt": "x"}', 400, "unknown field 'txt'; the fields are text and beam_size"),
+    (b'{"txt": "x"}', 400,
+     "unknown field 'txt'; the fields are text, beam_size, map and intervention"),
+    (b'{"text": "x", "map": "saliency"}', 400,
+     "unknown map 'saliency'; use one of attention, grad_x_input, integrated_gradients, gold "
+     "(or leave it out: every one)"),
+    (b'{"text": "x", "map": ["attention"]}', 400,
+     "unknown map ['attention']; use one of attention, grad_x_input, integrated_gradients, gold "
+     "(or leave it out: every one)"),
+    (b'{"text": "x", "intervention": 1}', 400,
+     "'intervention' should be the name of one as a string, e.g. \"uniform\""),
     (b'{"text": 3}', 400,
      "'text' should be the sentence as a string, like {\"text\": \"我 爱 中国\"}"),
     (b'{"text": "x", "beam_size": true}', 400,
@@ -93,6 +103,9 @@ def test_a_bad_request_is_one_line_with_its_status(body: bytes, status: int, mes
 def test_a_good_request_is_stripped_and_keeps_its_beam() -> None:
     body = json.dumps({"text": "\ufeff 我 爱 中国 ", "beam_size": 5}).encode()
     assert parse_query(body) == Query("我 爱 中国", 5)
+    body = json.dumps({"text": "我", "map": "gold", "intervention": "head:1.0"}).encode()
+    assert parse_query(body) == Query("我", 1, "gold", "head:1.0")
+    assert parse_query(b'{"text": "x", "map": null, "intervention": null}') == Query("x")
 
 
 def test_the_server_refuses_each_bad_request_and_keeps_serving(server: Server) -> None:
@@ -110,6 +123,41 @@ def test_the_server_refuses_each_bad_request_and_keeps_serving(server: Server) -
         "pick a test sentence from the list, or use its words"
     )})  # fmt: skip
     assert translate(server.url, "我 爱 中国")[0] == 200
+
+
+VALID = "use one of uniform, shuffle, argmax"
+#: Interventions the server's runs (none and additive) do not take: refused before any model
+#: runs, in one line with the ones they take.
+BAD_INTERVENTIONS = [
+    ("random", f"unknown intervention 'random'; {VALID}"),
+    ("head:1", f"no run here takes intervention 'head:1'; {VALID}"),
+    ("head:0.1", f"no run here takes intervention 'head:0.1'; {VALID}"),
+    ("gold", "intervention 'gold' exists along a reference translation only; the page "
+     f"translates freely: {VALID}"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "message"), BAD_INTERVENTIONS)
+def test_an_intervention_no_run_takes_is_one_line_with_the_ones_they_take(
+    server: Server, name: str, message: str
+) -> None:
+    body = json.dumps({"text": "我 爱 中国", "intervention": name}).encode()
+    assert post(server.url + "api/translate", body) == (400, {"error": message})
+
+
+def test_an_intervention_where_no_run_has_attention_is_one_line() -> None:
+    from types import SimpleNamespace
+
+    from seq2seq.explorer.explain import check_intervention
+
+    baseline = SimpleNamespace(interventions=[])  # what a run without attention takes
+    with pytest.raises(Exception) as caught:
+        check_intervention("uniform", [baseline])  # type: ignore[list-item]
+    assert (caught.value.status, caught.value.message) == (
+        400,
+        "intervention 'uniform': no run here has attention weights to replace; leave the field out",
+    )
+    check_intervention(None, [baseline])  # type: ignore[list-item]
 
 
 def test_a_body_announced_too_large_is_refused_before_it_is_read(server: Server) -> None:
@@ -255,17 +303,69 @@ def test_the_answer_is_the_models_translation_with_every_row_summing_to_one(
     status, answer = translate(server.url, "我爱中国")  # unsegmented: split like translate.py
     assert status == 200 and answer["text"] == "我爱中国"
     none, additive = answer["runs"]
-    assert none["views"] == [] and none["source"] == ["我", "爱", "中国", "<eos>"]
+    assert none["source"] == ["我", "爱", "中国", "<eos>"]
     run = TrainedRun.load(tiny_run("additive"))
     (expected,) = run.translate(["我 爱 中国"])
     assert additive["text"] == expected.text and additive["output"] == expected.output
     (view,) = additive["views"]
     assert view["reading"] == "output" and view["rows"] == [*expected.output, "<eos>"]
-    (attention,) = view["maps"]
-    weights = np.array(attention["weights"])
-    assert weights.shape == (len(expected.output) + 1, 4)
-    np.testing.assert_allclose(weights.sum(1), 1.0, atol=1e-4)
-    np.testing.assert_allclose(weights, expected.weights[0], atol=1e-5)
+    assert [m["method"] for m in view["maps"]] == [
+        "attention", "grad_x_input", "integrated_gradients"
+    ]  # fmt: skip
+    for heat_map in view["maps"]:
+        weights = np.array(heat_map["weights"])
+        assert weights.shape == (len(expected.output) + 1, 4)
+        np.testing.assert_allclose(weights.sum(1), 1.0, atol=1e-4)
+    np.testing.assert_allclose(view["maps"][0]["weights"], expected.weights[0], atol=1e-5)
+    assert [m["method"] for m in none["views"][0]["maps"]] == [
+        "grad_x_input", "integrated_gradients"
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("method", ["grad_x_input", "integrated_gradients"])
+def test_a_typed_sentence_attributes_the_models_own_output(tiny_run, method: str) -> None:
+    """No reference: each word the model emitted, teacher-forced along its output, is
+    attributed to the source words (Captum, as evaluate.py --explain), each row as shares."""
+    from seq2seq.data.batching import ParallelDataset
+    from seq2seq.data.corpus import Pair
+    from seq2seq.evaluation.attributions import attribution_maps, row_shares
+    from seq2seq.explorer.explain import PAGE_IG_STEPS
+
+    explorer = RunExplorer.load("x", tiny_run("additive"))
+    answer = explorer.explain("我 爱 中国", method=method)
+    (view,) = answer.views
+    (heat_map,) = view.maps
+    assert heat_map.method == method and view.reading == "output"
+    run = explorer.run
+    pair = Pair(("我", "爱", "中国"), tuple(answer.output))
+    batch = ParallelDataset([pair], run.src_vocab, run.tgt_vocab).collate([0])
+    expected, delta = attribution_maps(run.model, batch, method, steps=PAGE_IG_STEPS)
+    np.testing.assert_allclose(heat_map.weights, row_shares(expected)[0].numpy(), atol=1e-5)
+    assert (heat_map.convergence_delta is None) == (delta is None)
+
+
+def test_each_intervention_is_the_translation_with_the_attention_replaced(
+    server: Server, tiny_run
+) -> None:
+    from seq2seq.evaluation.interventions import Intervention
+
+    _, answer = translate(server.url, "我 爱 中国")
+    none, additive = answer["runs"]
+    assert none["interventions"] == []  # no attention to replace
+    run = TrainedRun.load(tiny_run("additive"))
+    names = [i["name"] for i in additive["interventions"]]
+    assert names == ["uniform", "shuffle", "argmax"]
+    for steered in additive["interventions"]:
+        intervention = Intervention.parse(steered["name"])
+        (expected,) = run.translate(["我 爱 中国"], intervention=intervention)
+        assert (steered["output"], steered["text"]) == (expected.output, expected.text)
+    body = json.dumps({"text": "我 爱 中国", "intervention": "shuffle", "map": "attention"})
+    status, one = post(server.url + "api/translate", body.encode())
+    assert status == 200
+    assert [i["name"] for i in one["runs"][1]["interventions"]] == ["shuffle"]
+    assert one["runs"][1]["interventions"][0] == additive["interventions"][1]
+    assert [m["method"] for m in one["runs"][1]["views"][0]["maps"]] == ["attention"]
+    assert one["runs"][0]["views"][0]["maps"] == []  # none: no attention map
 
 
 def test_a_test_sentence_brings_its_gold_links_and_aer(server: Server, tiny_run) -> None:
@@ -273,6 +373,8 @@ def test_a_test_sentence_brings_its_gold_links_and_aer(server: Server, tiny_run)
     info = json.loads(listing)
     assert status == 200 and [r["attention"] for r in info["runs"]] == ["none", "additive"]
     assert info["runs"][1]["heads"] == 1 and len(info["examples"]) == 40
+    assert [r["interventions"] for r in info["runs"]] == [[], ["uniform", "shuffle", "argmax"]]
+    assert info["maps"] == ["attention", "grad_x_input", "integrated_gradients", "gold"]
     lengths = [e["length"] for e in info["examples"]]
     assert lengths == sorted(lengths) and lengths[0] == 2 and lengths[-1] == 12
     example = info["examples"][-1]
@@ -283,12 +385,23 @@ def test_a_test_sentence_brings_its_gold_links_and_aer(server: Server, tiny_run)
     assert gold is not None and additive["reference"] == list(gold.reference)
     scored = additive["views"][-1]  # on the output if it is the reference, else teacher-forced
     assert scored["sure"] == [list(link) for link in gold.sure]
-    weights = np.array(scored["maps"][0]["weights"])
-    links = hard_alignment(weights, len(gold.source), len(gold.reference))
-    assert scored["aer"] == round(alignment_error_rate([links], [gold.sure], [gold.possible]), 4)
+    assert [m["method"] for m in scored["maps"]] == [*MAPS]
+    for heat_map in scored["maps"][:-1]:  # each map's sentence AER, computed from it
+        weights = np.array(heat_map["weights"])
+        links = hard_alignment(weights, len(gold.source), len(gold.reference))
+        aer = round(alignment_error_rate([links], [gold.sure], [gold.possible]), 4)
+        assert heat_map["aer"] == scored["aer"][heat_map["method"]] == aer
+    gold_map = np.array(scored["maps"][-1]["weights"])  # the gold links, a row per word
+    assert gold_map.shape == (len(gold.reference) + 1, len(gold.source) + 1)
+    np.testing.assert_allclose(gold_map.sum(1), 1.0, atol=1e-4)
+    linked = {(i, j) for i, j in gold.sure}  # the toy corpus has sure links only
+    assert {(int(i), j) for j, row in enumerate(gold_map[:-1]) for i in np.flatnonzero(row)
+            if i < len(gold.source)} == linked  # fmt: skip
     if additive["output"] != list(gold.reference):
         assert [v["reading"] for v in additive["views"]] == ["output", "reference"]
         assert scored["rows"] == [*gold.reference, "<eos>"]
+        assert "gold" not in {m["method"] for m in additive["views"][0]["maps"]}
+    assert [m["method"] for m in answer["runs"][0]["views"][-1]["maps"]] == [*MAPS[1:]]
 
 
 def test_twenty_requests_at_once_are_all_answered_correctly(server: Server) -> None:
@@ -613,12 +726,18 @@ def test_a_transformer_shows_every_layer_and_head(tiny_run) -> None:
     (expected,) = explorer.run.translate([example.text])
     assert answer.text == expected.text
     output = answer.views[0]
-    assert [m.title for m in output.maps] == [
+    attention = [m for m in output.maps if m.method == "attention"]
+    assert [m.title for m in attention] == [
         f"layer {layer} · head {head}" for layer in (1, 2) for head in (1, 2)
     ]
-    assert [m.layer for m in output.maps] == [0, 0, 1, 1]
-    last = np.array([m.weights for m in output.maps[2:]])  # the reported layer: the last
+    assert [m.layer for m in attention] == [0, 0, 1, 1]
+    last = np.array([m.weights for m in output.maps[2:4]])  # the reported layer: the last
     np.testing.assert_allclose(last, expected.weights, atol=1e-5)
     np.testing.assert_allclose(last.sum(-1), 1.0, atol=1e-4)
     scored = answer.views[-1]
-    assert scored.aer is not None and len(scored.head_aer) == 4
+    assert scored.aer is not None and set(scored.aer) == {"attention", *MAPS[1:3]}
+    assert all(m.aer is not None for m in scored.maps if m.method == "attention")
+    assert [i.name for i in answer.interventions] == [
+        "uniform", "shuffle", "argmax", "head:0.0", "head:0.1", "head:1.0", "head:1.1"
+    ]  # fmt: skip
+    assert answer.interventions[-1].label == "layer 2 · head 2 uniform"

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from seq2seq.evaluation.inference import TrainedRun
+from seq2seq.evaluation.interventions import every_intervention
 from seq2seq.explorer.inputs import MAX_CHARACTERS
 from tests.helpers.explorer import Server, start_server
 
@@ -136,6 +137,64 @@ def test_a_typed_sentence_shows_the_translation_and_every_heads_map(
     assert all(url.startswith(server.url) for url in page.requested), page.requested
 
 
+def switch(page: sync_api.Page, method: str) -> None:
+    """Turn the map switch to ``method``."""
+    page.check(f"#map-switch input[value={method}]")
+
+
+def test_the_switch_draws_each_map_without_asking_the_server_again(
+    page: sync_api.Page, runs: list[Path]
+) -> None:
+    submit(page, "我 爱 中国")
+    asked = len(page.requested)  # type: ignore[attr-defined]
+    sections = page.locator("section.run")
+    for method, value in (("grad_x_input", " share "), ("integrated_gradients", " share ")):
+        switch(page, method)
+        for k in range(len(runs)):  # every run has attribution maps, one without attention too
+            (table,) = sections.nth(k).locator("table.heatmap").all()
+            assert table.get_attribute("data-method") == method
+            assert table.locator("thead th.src").all_inner_texts() == ["我", "爱", "中国", "<eos>"]
+            np.testing.assert_allclose(cell_weights(table).sum(1), 1.0, atol=1e-3)
+        table.locator("td").first.hover()
+        assert value in page.locator("#readout").inner_text()
+        assert "as shares of the row" in page.locator("#map-note").inner_text()
+    assert "steps" in page.locator("figcaption").last.inner_text()  # integrated gradients'
+    switch(page, "gold")
+    assert page.locator("table.heatmap").count() == 0
+    notes = page.locator(".no-gold").all_inner_texts()
+    assert notes and all("pick one from the list" in note for note in notes)
+    switch(page, "attention")
+    for k, run_dir in enumerate(runs):
+        tables = sections.nth(k).locator("table.heatmap")
+        heads = TrainedRun.load(run_dir).model.attention.num_heads
+        assert tables.count() == heads
+        assert all(t.get_attribute("data-method") == "attention" for t in tables.all())
+    assert len(page.requested) == asked  # type: ignore[attr-defined]
+
+
+def test_the_translation_under_each_intervention_stands_beside_the_models_own(
+    page: sync_api.Page, runs: list[Path]
+) -> None:
+    submit(page, "我 爱 中国")
+    sections = page.locator("section.run")
+    for k, run_dir in enumerate(runs):
+        run = TrainedRun.load(run_dir)
+        table = sections.nth(k).locator("table.interventions")
+        if not run.model.attention.has_weights:
+            assert table.count() == 0  # nothing to replace
+            continue
+        (own,) = run.translate(["我 爱 中国"])
+        assert table.locator("tr.own td").first.inner_text() == (own.text or EMPTY_OUTPUT)
+        interventions = [i for i in every_intervention(run.model.spec) if i.free_running]
+        assert table.locator("tr[data-intervention]").count() == len(interventions)
+        for intervention in interventions:
+            cells = table.locator(f'tr[data-intervention="{intervention.name}"] td')
+            (expected,) = run.translate(["我 爱 中国"], intervention=intervention)
+            assert cells.first.inner_text() == (expected.text or EMPTY_OUTPUT)
+            same = "= the same" if expected.output == own.output else "≠ differs"
+            assert cells.nth(1).inner_text() == same
+
+
 def test_chinese_labels_are_drawn_with_the_served_cjk_font(page: sync_api.Page, runs) -> None:
     submit(page, "我 爱 中国")
     if page.locator("table.heatmap").count() == 0:
@@ -169,6 +228,17 @@ def test_a_test_sentence_shows_gold_links_over_the_map(page: sync_api.Page, tmp_
     assert shot.stat().st_size > 10_000
     page.locator("table.heatmap td").first.hover()
     assert " weight " in page.locator("#readout").inner_text()
+    reference_rows = tables.first.locator("tbody th.tgt").all_inner_texts()
+    switch(page, "gold")
+    (gold,) = scored.locator("table.heatmap").all()
+    assert gold.get_attribute("data-method") == "gold"
+    assert gold.locator("td.sure").count() == sure  # the links drawn are the map's own cells
+    assert gold.locator("tbody th.tgt").all_inner_texts() == reference_rows
+    if section.locator(".view").count() == 2:  # the output is not the reference
+        note = section.locator(".no-gold").inner_text()
+        assert "see the maps while reading the reference" in note
+    switch(page, "grad_x_input")
+    assert scored.locator(".aer").inner_text().startswith("sentence AER ")
 
 
 @pytest.mark.parametrize(

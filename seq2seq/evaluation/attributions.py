@@ -16,8 +16,9 @@ Each source word's attribution vector is reduced to one score by its L2 norm ove
 embedding dimensions (the size of its contribution whatever its sign: a signed sum can cancel
 across dimensions), so a map row is non-negative and scored like an attention row: the
 argmax over ``source + <eos>`` per target word, against the gold links
-(:func:`seq2seq.evaluation.metrics.alignment_scores`). The ``none`` baseline has attribution
-maps too: where a model without attention "looks".
+(:func:`seq2seq.evaluation.metrics.alignment_scores`); :func:`row_shares` makes each row sum
+to 1, to be drawn on attention's scale. The ``none`` baseline has attribution maps too: where
+a model without attention "looks".
 
 :func:`shift_att` is Chen et al. (2020)'s Shift-Att for the Transformer: the cross-attention
 of the step where ``y_t`` is the decoder's *input* (the next row) aligns ``y_t`` better than
@@ -136,6 +137,13 @@ def attribution_maps(
     finally:
         model.train(was_training)
     return maps, torch.cat(deltas) if deltas else None
+
+
+def row_shares(maps: Tensor) -> Tensor:
+    """Each row of ``maps`` (..., T_t, T_s) divided by its sum: the share of a target word's
+    attribution that each source word holds, a row that sums to 1 like an attention row (and
+    has the same argmax, so the same AER); an all-zero row (padding) stays all zero."""
+    return maps / maps.sum(-1, keepdim=True).clamp_min(torch.finfo(maps.dtype).tiny)
 
 
 def shift_att(weights: Tensor) -> Tensor:

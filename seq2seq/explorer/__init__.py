@@ -1,10 +1,13 @@
-"""The attention explorer: a local page to type a sentence and see every head's attention.
+"""The attention explorer: a local page to type a sentence, see every head's attention and put
+it to the test.
 
 ``scripts/serve.py RUN [RUN2]`` serves it. The rooms, in import order:
 
 * :mod:`~seq2seq.explorer.inputs` — what a request may hold, checked (torch-free);
-* :mod:`~seq2seq.explorer.explain` — one run's translation of a sentence with its attention
-  maps, the gold links and AER when the sentence is one of the run's test sentences;
+* :mod:`~seq2seq.explorer.explain` — one run's answer to a sentence: its translation, the
+  translation under each intervention on the attention, the maps of where each word came from
+  (attention, gradient × input, integrated gradients), and the gold links and each map's AER
+  when the sentence is one of the run's test sentences;
 * :mod:`~seq2seq.explorer.font` — the CJK font subset the page draws its labels with;
 * :mod:`~seq2seq.explorer.guard` — who may use the API (Host, Origin, JSON), and the security
   headers on every answer;

@@ -2,9 +2,11 @@
 
 * ``GET /`` the page; ``/explorer.js``, ``/explorer.css``, ``/cjk.otf`` what it loads — all
   read (or made) once when the app is created and served from memory;
-* ``GET /api/runs`` the runs (kind, heads, scores) and the test sentences to pick from;
-* ``POST /api/translate`` ``{"text": ..., "beam_size": 1}`` -> every run's
-  :class:`~seq2seq.explorer.explain.Explanation`, or ``{"error": one line}`` with a 4xx.
+* ``GET /api/runs`` the runs (kind, heads, scores, interventions) and the test sentences to
+  pick from;
+* ``POST /api/translate`` ``{"text": ..., "beam_size": 1}`` (and optionally one ``"map"``,
+  one ``"intervention"``) -> every run's :class:`~seq2seq.explorer.explain.Answer`, or
+  ``{"error": one line}`` with a 4xx.
 
 ``HEAD`` is answered like ``GET``, without the body. No path ever comes from a request, and
 FastAPI's own documentation pages (which load their scripts from a CDN) are off. Only the
@@ -25,10 +27,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from seq2seq.explorer.explain import RunExplorer
+from seq2seq.explorer.explain import RunExplorer, check_intervention
 from seq2seq.explorer.font import cjk_subset
 from seq2seq.explorer.guard import LOOPBACK, Guard, refused
 from seq2seq.explorer.inputs import (
+    MAPS,
     MAX_BEAM,
     MAX_BODY_BYTES,
     MAX_CHARACTERS,
@@ -127,6 +130,7 @@ def create_app(explorers: Sequence[RunExplorer], host: str = LOOPBACK) -> ASGIAp
                     for e in first.examples
                 ],
                 "limits": {"characters": MAX_CHARACTERS, "beam_size": MAX_BEAM},
+                "maps": list(MAPS),
             }
         )
 
@@ -134,8 +138,11 @@ def create_app(explorers: Sequence[RunExplorer], host: str = LOOPBACK) -> ASGIAp
     async def translate(request: Request) -> JSONResponse:
         try:
             query = parse_query(await read_body(request))
+            check_intervention(query.intervention, explorers)
             answers = [
-                await run_in_threadpool(explorer.explain, query.text, query.beam_size)
+                await run_in_threadpool(
+                    explorer.explain, query.text, query.beam_size, query.map, query.intervention
+                )
                 for explorer in explorers
             ]
         except RequestError as err:

@@ -1,8 +1,11 @@
 """What a request to the explorer may hold, checked before any model sees it.
 
-A request is a small JSON object, ``{"text": "我 爱 中国", "beam_size": 1}``, in UTF-8. Every
-way it can be wrong is a :class:`RequestError`: an HTTP status and one line the page shows
-as it is. Nothing here touches the disk or a model, so it imports without torch.
+A request is a small JSON object, ``{"text": "我 爱 中国", "beam_size": 1}``, in UTF-8; it may
+name one ``map`` (of :data:`MAPS`) and one ``intervention`` (``"uniform"``, ``"head:1"``...)
+to answer with that alone. Every way it can be wrong is a :class:`RequestError`: an HTTP
+status and one line the page shows as it is. Nothing here touches the disk or a model, so it
+imports without torch; which interventions a run takes is the run's to say
+(:func:`seq2seq.explorer.explain.check_intervention`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,11 @@ MAX_CHARACTERS = 300
 #: The widest beam the page offers; wider only slows the server down.
 MAX_BEAM = 10
 BYTE_ORDER_MARK = "\ufeff"
+#: The maps the page draws: the attention, the attributions of
+#: :mod:`seq2seq.evaluation.attributions` (its ``ATTRIBUTIONS``, checked where both are
+#: imported) and a test sentence's gold links.
+MAPS = ("attention", "grad_x_input", "integrated_gradients", "gold")
+FIELDS = ("text", "beam_size", "map", "intervention")
 
 
 class RequestError(Exception):
@@ -33,10 +41,13 @@ class RequestError(Exception):
 
 @dataclass(frozen=True)
 class Query:
-    """A checked request: the sentence (stripped, no byte-order mark) and the beam width."""
+    """A checked request: the sentence (stripped, no byte-order mark), the beam width, and
+    the one map and intervention asked for (None: every one)."""
 
     text: str
     beam_size: int = 1
+    map: str | None = None
+    intervention: str | None = None
 
 
 def parse_query(body: bytes) -> Query:
@@ -56,9 +67,13 @@ def parse_query(body: bytes) -> Query:
         raise RequestError(f"the request is not JSON ({err.reason}); send {EXAMPLE}", 400) from None
     if not isinstance(request, dict):
         raise RequestError(f"the request should be a JSON object like {EXAMPLE}", 400)
-    unknown = sorted(set(request) - {"text", "beam_size"})
+    unknown = sorted(set(request) - set(FIELDS))
     if unknown:
-        raise RequestError(f"unknown field {unknown[0]!r}; the fields are text and beam_size", 400)
+        raise RequestError(
+            f"unknown field {unknown[0]!r:.60}; the fields are {', '.join(FIELDS[:-1])} and "
+            f"{FIELDS[-1]}",
+            400,
+        )
     text = request.get("text")
     if not isinstance(text, str):
         raise RequestError(f"'text' should be the sentence as a string, like {EXAMPLE}", 400)
@@ -69,7 +84,19 @@ def parse_query(body: bytes) -> Query:
         raise RequestError(
             f"beam size {beam_size} is out of range: choose 1 (greedy) to {MAX_BEAM}"
         )
-    return Query(check_sentence(text), beam_size)
+    chosen_map = request.get("map")
+    if chosen_map is not None and chosen_map not in MAPS:
+        raise RequestError(
+            f"unknown map {chosen_map!r:.60}; use one of {', '.join(MAPS)} (or leave it out: "
+            "every one)",
+            400,
+        )
+    intervention = request.get("intervention")
+    if intervention is not None and not isinstance(intervention, str):
+        raise RequestError(
+            "'intervention' should be the name of one as a string, e.g. \"uniform\"", 400
+        )
+    return Query(check_sentence(text), beam_size, chosen_map, intervention)
 
 
 EXAMPLE = '{"text": "我 爱 中国"}'
