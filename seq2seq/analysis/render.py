@@ -426,24 +426,30 @@ def bench_provenance(results: Path) -> str:
 
 
 def runs_line(name: str, results: Path) -> str:
-    """A results file of runs of one command in a sentence: each run's test exact match and
-    BLEU and its wall time, then where and when they were measured."""
+    """A results file of runs of one command (over seeds) in a sentence: the runs' test exact
+    match, BLEU and wall time side by side, then where and when they were measured."""
     records = load_records(results / f"{name}.json")
     if not records:
         raise UserError(f"{results / name}.json holds no record")
+
+    def each(value: Callable[[Record], float | None], fmt: str) -> str:
+        return " / ".join(_number(value(r), fmt) for r in records)
 
     def minutes(record: Record) -> float | None:
         seconds = record.provenance.wall_seconds
         return None if seconds is None else seconds / 60
 
-    runs = "; ".join(
-        f"{r.key}: exact match {_number(r.data['test'].get('exact_match'), '.3f')}, BLEU "
-        f"{_number(r.data['test'].get('bleu'), '.2f')}, {_number(minutes(r), '.1f')} min"
-        for r in records
+    first = records[0].provenance
+    machine = first.machine
+    device = f"{machine.gpu}" if machine.gpu else "CPU only"
+    return (
+        f"{', '.join(r.key for r in records)}: test exact match "
+        f"{each(lambda r: r.data['test'].get('exact_match'), '.3f')}, BLEU "
+        f"{each(lambda r: r.data['test'].get('bleu'), '.2f')}, "
+        f"{each(minutes, '.1f')} minutes of wall time (`{first.command}` and its seeds; "
+        f"{machine.cpu}, {machine.cores} cores, {device}, torch {machine.torch}, "
+        f"{first.date[:10]}, {first.beside} beside it)."
     )
-    commands = ", ".join(sorted({f"`{r.provenance.command}`" for r in records}))
-    where = provenance_line(records[0].provenance).split(" beside it")[0]
-    return f"{commands} — {runs} of wall time; {where}."
 
 
 RENDERERS: dict[str, Callable[[Path], str]] = {
