@@ -4,7 +4,7 @@ state.
 A bidirectional GRU must not read padding before a sentence's last word in its backward
 direction. ``nn.GRU`` over *packed* sequences (``pack_padded_sequence``) achieves that, but on
 the CPU its backward pass zero-fills a gradient of the whole input projection at every time
-step: the packed encoder takes about twice the time of the form below (docs/performance.md).
+step, which makes the packed encoder much slower than the form below (docs/performance.md).
 Here each direction of each layer is a one-layer ``nn.GRU`` run over the padded batch — the
 left-to-right one reads words then padding, the right-to-left one reads each sentence reversed
 within its own length (:func:`reverse_within_lengths`), so it too meets the padding only after

@@ -2,10 +2,9 @@
 cost of its step, in one of two forms (``model.tanh``; the textbook path always calls
 ``torch.tanh``).
 
-``tanh(x) = 2σ(2x) − 1`` exactly, and the two forms agree to float32 rounding, but their
-speed depends on the CPU: on this project's AMD EPYC machine kind PyTorch's ``sigmoid`` chain
-takes 0.42× the time of its ``tanh`` on a (64, 30, 128) tensor (460 vs 1,091 µs), on its Intel
-kind the plain ``tanh`` is faster (120 vs 161 µs for ``sigmoid`` alone).
+``tanh(x) = 2σ(2x) − 1`` exactly, and the two forms agree to float32 rounding, but which is
+faster depends on the CPU's vector units: PyTorch's ``sigmoid`` chain beats its ``tanh`` on
+some CPUs and loses on others (docs/performance.md's levers).
 
 The form is part of the model (:attr:`seq2seq.model.spec.ModelSpec.tanh`), never state of this
 module: ``model.tanh=tanh|sigmoid`` names it, ``auto`` (the default) is resolved once at the
