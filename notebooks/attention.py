@@ -784,7 +784,7 @@ assert min(drops) < max(drops) / 4  # some heads can go almost for free, not eve
 # log-probability, teacher-forced, to the source words; a map's row is the size of each source
 # word's attribution (its L2 norm over the embedding) and is scored by the same AER as
 # attention, each English word linked to its largest entry. Integrated gradients integrates
-# the gradient from the all-zero embedding to the sentence's (32 steps; Captum's convergence
+# the gradient from the all-zero embedding to the sentence's (16 steps; Captum's convergence
 # delta says how far the attributions' sum is from the change of the output, in nats); it is
 # the slowest, so it runs on the first 3 sentences of each bucket.
 

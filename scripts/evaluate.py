@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
         help="--explain: integrated gradients on the first N sentences of each length bucket",
     )  # fmt: skip
     parser.add_argument(
-        "--ig-steps", type=int, default=32, metavar="N",
+        "--ig-steps", type=int, default=16, metavar="N",
         help="--explain: integrated gradients' steps (Gauss-Legendre points)",
     )  # fmt: skip
     args = parser.parse_args(argv)

@@ -157,6 +157,6 @@ def test_evaluate_explain_records_every_test_in_metrics_json(
         assert names[5:] == ["head:0.0", "head:0.1", "head:1.0", "head:1.1"]
         assert {("attention", 0), ("shift_att", 0), ("attention", 1), ("shift_att", 1)} <= methods
     ig = next(m for m in block["maps"] if m["method"] == "integrated_gradients")
-    assert ig["steps"] == 32 and ig["sentences"] <= 3 * 5 and ig["convergence_delta"] >= 0
+    assert ig["steps"] == 16 and ig["sentences"] <= 3 * 5 and ig["convergence_delta"] >= 0
     gold = next((s for s in block["interventions"] if s["intervention"] == "gold"), None)
     assert gold is None or gold["bleu"] is None

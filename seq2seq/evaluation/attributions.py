@@ -44,7 +44,7 @@ from seq2seq.model.networks import Network
 #: The attribution methods, in table order.
 ATTRIBUTIONS = ("grad_x_input", "integrated_gradients")
 #: Integrated gradients' default number of steps (Gauss–Legendre points).
-IG_STEPS = 32
+IG_STEPS = 16
 #: Examples (sentence, target position) per Captum call: bounds the memory of one call.
 ROWS_PER_CALL = 256
 
