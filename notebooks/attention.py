@@ -182,50 +182,34 @@ assert min(additive_bleu.values()) > max(none_bleu.values()), "attention should 
 # %% [markdown]
 # How high each curve is depends on how long one trains; the shape is the point: the baseline
 # falls with length while attention stays high at every length. The **converged picture** is
-# the project's canonical comparison (every variant, several seeds, the default sizes), read
-# here from the README's results tables and `docs/bleu_by_length.png`: not computed in this
-# notebook.
+# the project's canonical comparison (every variant, three seeds, the default sizes), read
+# here from its results file, `results/compare.json` (what README's tables are rendered from),
+# and `docs/bleu_by_length.png`: not computed in this notebook.
 
 
 # %%
-def markdown_table(text, header_start):
-    """The rows (dicts by column name) of the first Markdown table whose header line starts
-    with ``header_start``."""
-    lines = text.splitlines()
-    start = next(k for k, line in enumerate(lines) if line.startswith(header_start))
+from seq2seq.analysis.results import load_records
 
-    def cells(line):
-        return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-    header, rows = cells(lines[start]), []
-    for line in lines[start + 2 :]:
-        if not line.startswith("|"):
-            break
-        rows.append(dict(zip(header, cells(line), strict=True)))
-    return rows
-
-
-def mean_of(cell):
-    """``"98.18 ± 0.17"`` -> 98.18; ``"n/a"`` -> None."""
-    head = cell.split("±")[0].strip()
-    return None if head == "n/a" else float(head.replace(",", ""))
-
-
-readme = (REPO / "README.md").read_text(encoding="utf-8")
+(comparison,) = load_records(REPO / "results" / "compare.json")
+variants = {v["variant"]: v for v in comparison.data["variants"]}
 canonical = {
-    row["variant"]: {k: float(v) for k, v in row.items() if k != "variant"}
-    for row in markdown_table(readme, "| variant | 1-10 |")
+    name: {bucket: stat["mean"] for bucket, stat in v["bleu_by_length"].items()}
+    for name, v in variants.items()
 }
-results = {row["variant"]: row for row in markdown_table(readme, "| variant | BLEU |")}
-print("The canonical comparison (README.md), test BLEU by source length, mean over seeds:")
+print(f"`{comparison.provenance.command}`: test BLEU by source length, mean over seeds:")
 canonical_buckets = list(canonical["none"])
-print(f"{'words':>10}" + "".join(f"{b:>8}" for b in canonical_buckets))
+print(f"{'words':>12}" + "".join(f"{b:>8}" for b in canonical_buckets))
 for name, scores in canonical.items():
-    print(f"{name:>10}" + "".join(f"{scores[b]:>8.1f}" for b in canonical_buckets))
+    print(f"{name:>12}" + "".join(f"{scores[b]:>8.1f}" for b in canonical_buckets))
 print("\nand overall (mean ± sd over seeds):")
-for name, row in results.items():
-    bleu, exact_match, aer = row["BLEU"], row["exact match"], row["AER"]
-    print(f"{name:>10}  BLEU {bleu:>14}  exact match {exact_match:>14}  AER {aer}")
+for name, v in variants.items():
+    metrics = v["metrics"]
+    bleu, exact_match, aer = (metrics[k] for k in ("bleu", "exact_match", "aer"))
+    shown_aer = "n/a" if aer["mean"] is None else f"{aer['mean']:.3f} ± {aer['sd']:.3f}"
+    print(
+        f"{name:>12}  BLEU {bleu['mean']:6.2f} ± {bleu['sd']:.2f}  exact match "
+        f"{exact_match['mean']:.3f} ± {exact_match['sd']:.3f}  AER {shown_aer}"
+    )
 display(Image(filename=str(REPO / "docs" / "bleu_by_length.png"), width=560))
 attention_variants = [name for name in canonical if name != "none"]
 lowest_attention = min(min(canonical[name].values()) for name in attention_variants)
@@ -674,18 +658,19 @@ assert report["peak_weight"]["wrong"] > 0.5  # ... but still have a clear peak
 # %% [markdown]
 # Attention is trained to predict the next word, not to align. **Guided alignment**
 # (`train.alignment_weight=1.0`) adds a loss pulling each attention row toward the gold links.
-# Its effect, from the two 1,000-step runs at the default sizes in `docs/alignment.md` (read
-# from that page, not computed here):
+# Its effect at the default budget, three seeds, as `docs/alignment.md` renders it from its
+# results file (read here, not computed):
 
 # %%
-alignment_doc = (REPO / "docs" / "alignment.md").read_text(encoding="utf-8")
-two_runs = {row["test split"]: row for row in markdown_table(alignment_doc, "| test split |")}
-GUIDED = next(column for column in two_runs["BLEU"] if column.startswith("guided"))
-for measure in ("BLEU", "AER (sure + possible)", "attention entropy (nats)", "correct links"):
-    row = two_runs[measure]
-    print(f"{measure:>26}: unguided {row['unguided']:>14}, guided {row[GUIDED]}")
-aer_row = two_runs["AER (sure + possible)"]
-assert mean_of(aer_row[GUIDED]) < mean_of(aer_row["unguided"])
+guided = next(
+    record
+    for record in load_records(REPO / "results" / "levers" / "alignment.json")
+    if record.key == "guided-sure-links"
+)
+for field in ("lever", "effect", "kept", "why"):
+    print(f"{field:>7}: {guided.data[field]}")
+print(f"measured: {guided.provenance.date[:10]}, {guided.provenance.machine.cpu}")
+assert guided.data["kept"].startswith("yes")
 for label, figure in (("unguided", "alignment_plain.png"), ("guided", "alignment_guided.png")):
     print(f"{label} (docs/{figure}):")
     display(Image(filename=str(REPO / "docs" / figure), width=480))
