@@ -48,8 +48,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--beside",
         default=None,
-        help="with --record: what else ran on the machine during the sweep "
-        "(default: nothing else)",
+        help="with --record: what else ran on the machine during the sweep (default: nothing else)",
     )
     parser.add_argument(
         "--allow-mixed-data",

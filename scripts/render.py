@@ -27,9 +27,7 @@ def main(argv: list[str] | None = None) -> None:
         stale = stale_pages()
         if stale:
             names = ", ".join(str(p.relative_to(REPOSITORY)) for p in stale)
-            raise UserError(
-                f"{names} differ from the results files; run python scripts/render.py"
-            )
+            raise UserError(f"{names} differ from the results files; run python scripts/render.py")
         print("every rendered block is up to date")
         return
     for page in render_pages():

@@ -26,7 +26,8 @@ ROOMS = tuple(p.name for p in (REPO / "seq2seq").iterdir() if p.is_dir() and p.n
 
 MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 PATH = re.compile(
-    r"(?<![\w./-])((?:" + "|".join(re.escape(f) for f in (*TOP_FOLDERS, *ROOMS))
+    r"(?<![\w./-])((?:"
+    + "|".join(re.escape(f) for f in (*TOP_FOLDERS, *ROOMS))
     + r")/[\w./-]*[\w/])"
 )
 MODULE = re.compile(r"(?<![\w./-])(seq2seq(?:\.\w+)+)")
@@ -131,9 +132,7 @@ def path_resolves(reference: Reference) -> bool:
         return True
     bases = [REPO, REPO / "seq2seq"] if target.split("/")[0] in ROOMS else [REPO]
     return any(
-        (base / candidate).exists()
-        for base in bases
-        for candidate in (target, f"{target}.py")
+        (base / candidate).exists() for base in bases for candidate in (target, f"{target}.py")
     )
 
 
