@@ -1,7 +1,9 @@
 """Compare finished runs: ``python scripts/compare.py multirun/<time> [--out DIR]``.
 
-Writes comparison.md (also printed), comparison.csv, comparison.json, bleu_by_length.png,
-aer.png, valid_loss.png and tb/ into the sweep folder, or into --out (see seq2seq.analysis.compare).
+Writes comparison.md (also printed), comparison.csv, comparison.json, the figures
+(bleu_by_length.png, aer.png, valid_loss.png; explain_aer.png and interventions.png from the runs
+``evaluate.py --explain`` put to the test) and tb/ into the sweep folder, or into --out (see
+seq2seq.analysis.compare).
 The scores compared are training's own test scores of each run; run folders whose training did
 not finish are left out, with one warning naming them.
 """

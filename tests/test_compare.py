@@ -20,6 +20,8 @@ OUTPUT_FILES = (
     "bleu_by_length.png",
     "aer.png",
     "valid_loss.png",
+    "explain_aer.png",
+    "interventions.png",
 )
 
 
@@ -98,6 +100,8 @@ def test_cli_compares_two_real_runs(tiny_run, tmp_path: Path) -> None:
         "comparison/bleu_by_length",
         "comparison/aer",
         "comparison/valid_loss",
+        "comparison/explain_aer",
+        "comparison/interventions",
     }
     assert "comparison/table/text_summary" in tags["tensors"]
 

@@ -17,7 +17,7 @@ from seq2seq.analysis.compare import (
     to_json,
 )
 from seq2seq.errors import UserError
-from tests.helpers.metrics import fake_metrics, fake_sweep, write_run
+from tests.helpers.metrics import explained, fake_metrics, fake_sweep, write_run
 
 
 def test_mean_sd_uses_sample_sd() -> None:
@@ -161,26 +161,6 @@ def test_two_corpora_of_one_name_are_refused_naming_them_and_their_runs(tmp_path
     assert f"synthetic (corpus {first[:12]}): 1 run ({tmp_path / 'a'})" in message
     assert f"synthetic (corpus {second[:12]}): 1 run ({tmp_path / 'b'})" in message
     assert len(build_comparison(runs, allow_mixed_data=True).datasets) == 2
-
-
-def explained(metrics: dict, *, uniform_bleu: float, grad_aer: float) -> dict:
-    """``metrics`` with an ``explain`` block of its test split, as evaluate.py records it."""
-    block = {
-        "checkpoint": "best.pt", "step": 24, "split": "test", "seconds": 3.0,
-        "interventions": [
-            {"intervention": "none", "loss": 0.5, "token_accuracy": 0.9, "bleu": 40.0,
-             "exact_match": 0.2},
-            {"intervention": "uniform", "loss": 2.0, "token_accuracy": 0.5,
-             "bleu": uniform_bleu, "exact_match": 0.0},
-            {"intervention": "gold", "loss": 0.4, "token_accuracy": 0.95, "bleu": None,
-             "exact_match": None},
-        ],
-        "maps": [
-            {"method": "attention", "aer": 0.2, "sentences": 60, "layer": None},
-            {"method": "grad_x_input", "aer": grad_aer, "sentences": 60, "layer": None},
-        ],
-    }  # fmt: skip
-    return {**metrics, "explain": {"test best.pt": block}}
 
 
 def test_the_explain_table_compares_what_evaluate_explain_recorded(tmp_path: Path) -> None:

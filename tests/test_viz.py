@@ -15,7 +15,7 @@ from matplotlib.font_manager import fontManager
 from matplotlib.transforms import Bbox
 
 from seq2seq.errors import UserError
-from seq2seq.viz.charts import plot_bars, plot_lines, plot_message
+from seq2seq.viz.charts import plot_bars, plot_grouped_bars, plot_lines, plot_message
 from seq2seq.viz.figures import (
     figure_to_image_array,
     font_families,
@@ -330,6 +330,24 @@ def test_plot_bars_writes_means_and_dots_on_some_bars(tmp_path: Path) -> None:
     assert_png(save_figure(fig, tmp_path / "bars.png"))
     with pytest.raises(ValueError):
         plot_bars({})
+
+
+def test_grouped_bars_keep_each_bar_name_at_one_offset_in_every_group(tmp_path: Path) -> None:
+    fig = plot_grouped_bars(
+        {"none": {"b": (0.6, 0.1)}, "additive": {"a": (0.1, 0.0), "b": (0.2, 0.05)}},
+        ylabel="AER",
+    )
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["none", "additive"]
+    # the names in the groups' merged order: additive puts a before b
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b"]
+    centres = [(p.get_x() + p.get_width() / 2, p.get_height()) for p in ax.patches]
+    a_additive, b_none, b_additive = centres  # drawn name by name: a's bars, then b's
+    assert b_additive[0] - 1 == pytest.approx(b_none[0])  # b at the same offset in each group
+    assert a_additive[0] < b_additive[0] and a_additive[1] == 0.1
+    assert_png(save_figure(fig, tmp_path / "grouped.png"))
+    with pytest.raises(ValueError):
+        plot_grouped_bars({"none": {}})
 
 
 def test_plot_message_says_why_there_is_nothing(tmp_path: Path) -> None:

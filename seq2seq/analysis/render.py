@@ -10,8 +10,9 @@ A rendered block in a Markdown page is its name between two comments::
     <!-- /results -->
 
 and :data:`RENDERERS` maps each name to what draws it from the results files. The comparison's
-figures (``docs/bleu_by_length.png``, ``docs/aer.png``, ``docs/valid_loss.png``) are drawn from
-``results/compare.json`` the same way (:data:`FIGURES`).
+figures (``docs/bleu_by_length.png``, ``docs/aer.png``, ``docs/valid_loss.png``,
+``docs/explain_aer.png``, ``docs/interventions.png``) are drawn from ``results/compare.json`` the
+same way (:data:`FIGURES`).
 """
 
 from __future__ import annotations
@@ -487,6 +488,8 @@ FIGURES = {
     "docs/bleu_by_length.png": "bleu_by_length.png",
     "docs/aer.png": "aer.png",
     "docs/valid_loss.png": "valid_loss.png",
+    "docs/explain_aer.png": "explain_aer.png",
+    "docs/interventions.png": "interventions.png",
 }
 
 

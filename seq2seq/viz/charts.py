@@ -183,3 +183,36 @@ def plot_bars(
         _label_axes(ax, families, ("", ylabel), title)
         ax.xaxis.grid(False)
     return fig
+
+
+def plot_grouped_bars(
+    groups: Mapping[str, Mapping[str, tuple[float, float]]],
+    *,
+    ylabel: str = "",
+    title: str | None = None,
+    ylim: tuple[float, float] | None = None,
+) -> Figure:
+    """Grouped bar chart: ``group -> {bar -> (mean, sd)}``, one cluster per group (e.g. an
+    attention variant), one colour per bar name (e.g. a method) in a shared legend, ±sd
+    error bars. A group may lack some bars: its cluster leaves their places empty, so one
+    colour sits at the same offset in every cluster. Raises ``ValueError`` if there are no
+    bars at all.
+    """
+    names = _merge_categories([list(bars) for bars in groups.values()])
+    if not names:
+        raise ValueError("plot_grouped_bars needs at least one bar")
+    width = 0.8 / len(names)
+    with figure_context() as families:
+        fig, ax = _new_axes(CHART_SIZE)
+        for k, name in enumerate(names):
+            at = [g for g, bars in enumerate(groups.values()) if name in bars]
+            values = [bars[name] for bars in groups.values() if name in bars]
+            means, sds = zip(*values, strict=True)
+            offsets = [g - 0.4 + width * (k + 0.5) for g in at]
+            ax.bar(offsets, means, width=width, yerr=sds, capsize=2, label=name)
+        ax.set_xticks(range(len(groups)), list(groups), fontfamily=families)
+        if ylim is not None:
+            ax.set_ylim(*ylim)
+        _label_axes(ax, families, ("", ylabel), title)
+        ax.xaxis.grid(False)
+    return fig

@@ -144,3 +144,23 @@ def fake_sweep(root: Path) -> Path:
     )
     (root / "multirun.yaml").write_text("hydra: {}\n", encoding="utf-8")
     return root
+
+
+def explained(metrics: dict, *, uniform_bleu: float, grad_aer: float) -> dict:
+    """``metrics`` with an ``explain`` block of its test split, as evaluate.py records it."""
+    block = {
+        "checkpoint": "best.pt", "step": 24, "split": "test", "seconds": 3.0,
+        "interventions": [
+            {"intervention": "none", "loss": 0.5, "token_accuracy": 0.9, "bleu": 40.0,
+             "exact_match": 0.2},
+            {"intervention": "uniform", "loss": 2.0, "token_accuracy": 0.5,
+             "bleu": uniform_bleu, "exact_match": 0.0},
+            {"intervention": "gold", "loss": 0.4, "token_accuracy": 0.95, "bleu": None,
+             "exact_match": None},
+        ],
+        "maps": [
+            {"method": "attention", "aer": 0.2, "sentences": 60, "layer": None},
+            {"method": "grad_x_input", "aer": grad_aer, "sentences": 60, "layer": None},
+        ],
+    }  # fmt: skip
+    return {**metrics, "explain": {"test best.pt": block}}

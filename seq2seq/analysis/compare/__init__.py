@@ -13,7 +13,9 @@ the output folder:
 * ``comparison.csv`` -- the same numbers, one row per variant (its ``settings``, ``<metric>_mean``,
   ``<metric>_sd``, ``<metric>_n``, and ``bleu_len_<bucket>_mean``/``_sd``/``_n``);
 * ``comparison.json`` -- everything, including the run folders that went into each row;
-* ``bleu_by_length.png``, ``aer.png``, ``valid_loss.png`` -- the figures;
+* ``bleu_by_length.png``, ``aer.png``, ``valid_loss.png`` -- the figures; ``explain_aer.png``
+  (every map's AER) and ``interventions.png`` (BLEU with the attention replaced) from the runs
+  ``evaluate.py --explain`` put to the test, else placeholders that say so;
 * ``tb/`` -- the figures and the markdown table for TensorBoard.
 
 Statistics: the mean over seeds and the sample standard deviation (``n - 1``); with a single

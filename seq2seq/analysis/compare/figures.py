@@ -16,11 +16,28 @@ from matplotlib.figure import Figure
 
 from seq2seq.analysis.compare.aggregate import Variant, has_attention_weights, mean_sd
 from seq2seq.analysis.compare.runs import Run
-from seq2seq.viz.charts import Point, plot_bars, plot_lines, plot_message
+from seq2seq.viz.charts import Point, plot_bars, plot_grouped_bars, plot_lines, plot_message
 
 BLEU_BY_LENGTH_FIGURE = "bleu_by_length.png"
 AER_FIGURE = "aer.png"
 VALID_LOSS_FIGURE = "valid_loss.png"
+EXPLAIN_AER_FIGURE = "explain_aer.png"
+INTERVENTIONS_FIGURE = "interventions.png"
+
+#: The maps ``evaluate.py --explain`` scores against the gold links, as the figure names them.
+EXPLAIN_MAPS = {
+    "aer_attention": "attention",
+    "aer_shift_att": "Shift-Att",
+    "aer_grad_x_input": "gradient × input",
+    "aer_integrated_gradients": "integrated gradients",
+}
+#: The translations under each intervention, the model's own first.
+INTERVENTIONS = {
+    "bleu_own": "own attention",
+    "bleu_uniform": "uniform",
+    "bleu_shuffle": "shuffle",
+    "bleu_argmax": "argmax",
+}
 
 
 def _stat_point(x: str | float, stat: dict) -> Point:
@@ -117,10 +134,55 @@ def valid_loss_figure(document: dict[str, Any]) -> Figure:
     return plot_lines(series, xlabel="training step", ylabel="validation loss", title=title)
 
 
+def _explain_groups(document: dict[str, Any], keys: dict[str, str]) -> dict[str, dict]:
+    """variant -> {bar name -> (mean, sd)} for the ``keys`` of the explain columns a variant
+    has (an explained run's), in ``keys``' order."""
+    groups: dict[str, dict[str, tuple[float, float]]] = {}
+    for variant in document["variants"]:
+        bars = {
+            name: (stat["mean"], stat["sd"] or 0.0)
+            for key, name in keys.items()
+            if (stat := variant["metrics"].get(key)) is not None and stat["mean"] is not None
+        }
+        if bars:
+            groups[variant["variant"]] = bars
+    return groups
+
+
+def explain_aer_figure(document: dict[str, Any]) -> Figure:
+    """AER of every map against the gold links, per variant: the attention, Shift-Att (the
+    Transformer) and the two attributions (bars ± sd over seeds)."""
+    title = "Which map aligns with the truth? (AER, lower is better)"
+    groups = _explain_groups(document, EXPLAIN_MAPS)
+    if not groups:
+        return plot_message(
+            "no run was explained: python scripts/evaluate.py RUN --explain", title=title
+        )
+    return plot_grouped_bars(
+        groups, ylabel="test AER (mean ± sd over seeds)", title=title, ylim=(0.0, 1.05)
+    )
+
+
+def interventions_figure(document: dict[str, Any]) -> Figure:
+    """Free-running test BLEU with the model's own attention and with it replaced (uniform,
+    shuffled, one-hot at the maximum), per variant (bars ± sd over seeds)."""
+    title = "Does the model use its attention? (BLEU, attention replaced)"
+    groups = _explain_groups(document, INTERVENTIONS)
+    if not groups:
+        return plot_message(
+            "no run was explained: python scripts/evaluate.py RUN --explain", title=title
+        )
+    return plot_grouped_bars(
+        groups, ylabel="test BLEU (mean ± sd over seeds)", title=title, ylim=(0.0, 105.0)
+    )
+
+
 def make_figures(document: dict[str, Any]) -> dict[str, Figure]:
     """File name -> figure, for every comparison figure of the comparison's JSON document."""
     return {
         BLEU_BY_LENGTH_FIGURE: bleu_by_length_figure(document),
         AER_FIGURE: aer_figure(document),
         VALID_LOSS_FIGURE: valid_loss_figure(document),
+        EXPLAIN_AER_FIGURE: explain_aer_figure(document),
+        INTERVENTIONS_FIGURE: interventions_figure(document),
     }
