@@ -4,9 +4,11 @@ Takes the same Hydra-style overrides as training (``device=cuda train.batch_size
 prints a table and writes bench.json; see seq2seq.analysis.bench for what is measured and how.
 ``--profile [--batch-sizes 64,256]`` measures instead where an update's time goes on its
 device (seq2seq.analysis.bench.profile), into profile.json unless ``--out`` says otherwise.
+``--explorer RUN [--sentence TEXT]`` times instead the attention explorer's answer to a
+sentence (seq2seq.analysis.bench.explorer), into explorer.json.
 ``--record results/bench.json`` also keeps the benchmark's result as the record
 docs/performance.md's benchmark tables are rendered from, with this command, its wall time
-and this machine.
+and this machine (``--explorer``: ``results/explorer.json``, docs/explorer.md's).
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ import sys
 from pathlib import Path
 
 from seq2seq.analysis.bench import BenchOptions, format_table, run_benchmark, save_result
-from seq2seq.analysis.bench.record import check_results_file, record_bench
-from seq2seq.errors import exit_on_user_error
+from seq2seq.analysis.bench.record import EXPLORER_KEY, check_results_file, record_bench
+from seq2seq.errors import UserError, exit_on_user_error
 
 
 def batch_sizes(text: str) -> list[int]:
@@ -50,6 +52,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=batch_sizes,
         default=[],
         help="--profile at these batch sizes, e.g. 64,256 (the configured train.batch_size)",
+    )
+    parser.add_argument(
+        "--explorer",
+        metavar="RUN",
+        type=Path,
+        action="append",
+        default=[],
+        help="only time the attention explorer's answers with this finished run (twice: two runs "
+        "side by side) on its test sentences and each --sentence",
+    )
+    parser.add_argument(
+        "--sentence",
+        action="append",
+        default=[],
+        help="with --explorer: a typed sentence to time too, e.g. '我 爱 中国'",
     )
     parser.add_argument(
         "--record",
@@ -116,6 +133,23 @@ def main(argv: list[str] | None = None) -> None:
     handler.setFormatter(logging.Formatter("[train] %(message)s"))
     logging.getLogger().addHandler(handler)
     logging.getLogger("seq2seq").setLevel(logging.INFO)
+    if args.explorer:
+        from seq2seq.analysis.bench.explorer import format_explorer, time_explorer
+        from seq2seq.evaluation.run_files import finished_run_metrics
+
+        if len(args.explorer) > 2:
+            raise UserError(f"{len(args.explorer)} --explorer runs; the page shows one or two")
+        for run in args.explorer:  # a wrong folder: one line, before the runs load
+            finished_run_metrics(run, "best.pt")
+        out = args.out or Path("explorer.json")
+        result = time_explorer(args.explorer, args.sentence, progress=progress)
+        save_result(result, out)
+        print(format_explorer(result))
+        print(f"wrote {out}", file=sys.stderr)
+        if args.record is not None:
+            record_bench(args.record, result, argv, args.beside, EXPLORER_KEY)
+            print(f"recorded {args.record}", file=sys.stderr)
+        return
     if args.profile:
         from seq2seq.analysis.bench.profile import format_profile, run_profile
 

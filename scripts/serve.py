@@ -20,14 +20,6 @@ from seq2seq.evaluation.run_files import finished_run_metrics
 DEMO_ADVICE = 'install the page\'s server with `pip install -e ".[demo]"`'
 
 
-def run_names(run_dirs: list[Path]) -> list[str]:
-    """Each run's folder name, with its parent's when two would read the same."""
-    names = [path.resolve().name for path in run_dirs]
-    if len(set(names)) < len(names):
-        names = [f"{path.resolve().parent.name}/{path.resolve().name}" for path in run_dirs]
-    return names
-
-
 @exit_on_user_error
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -48,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
         from seq2seq.explorer.server import serve
     except ImportError as err:
         raise UserError(f"{err.name} is missing: {DEMO_ADVICE}") from None
-    from seq2seq.explorer.explain import RunExplorer
+    from seq2seq.explorer.explain import RunExplorer, run_names
     from seq2seq.runtime import resolve_device, set_threads
 
     set_threads(1)  # one thread: a second one slows every answer when the cores are shared

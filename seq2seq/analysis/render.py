@@ -426,6 +426,26 @@ def bench_provenance(results: Path) -> str:
     return f"`{record.provenance.command}` ({setting}): {provenance_line(record.provenance)}."
 
 
+def explorer_latency(results: Path) -> str:
+    """How long the explorer took to answer each timed sentence (``bench.py --explorer``)."""
+    from seq2seq.analysis.bench.explorer import format_explorer
+
+    return format_explorer(only_record("explorer", results).data)
+
+
+def explorer_provenance(results: Path) -> str:
+    record = only_record("explorer", results)
+    runs = ", ".join(
+        f"{run['name']} ({run['attention']}, {run['decoder']}, {run['parameters']:,} parameters)"
+        for run in record.data["runs"]
+    )
+    setting = (
+        f"{runs}; {record.data['threads']} thread, integrated gradients in "
+        f"{record.data['ig_steps']} steps, {record.data['repeats']} requests per sentence"
+    )
+    return f"`{record.provenance.command}` ({setting}): {provenance_line(record.provenance)}."
+
+
 def runs_line(name: str, results: Path) -> str:
     """A results file of runs of one command (over seeds) in a sentence: the runs' test exact
     match, BLEU and wall time side by side, then where and when they were measured."""
@@ -472,6 +492,8 @@ RENDERERS: dict[str, Callable[[Path], str]] = {
     "bench.decoding": bench_decoding,
     "bench.summary": bench_summary,
     "bench.provenance": bench_provenance,
+    "explorer.latency": explorer_latency,
+    "explorer.provenance": explorer_provenance,
     "tatoeba.presets": lambda results: presets_table("tatoeba", results),
     "tatoeba.sentences": lambda results: sentences_table("tatoeba", results),
     "tatoeba-compare.table": tatoeba_compare_table,
@@ -479,7 +501,15 @@ RENDERERS: dict[str, Callable[[Path], str]] = {
     "tatoeba-compare.provenance": lambda results: compare_provenance(results, "tatoeba_compare"),
     **{
         f"levers.{page}": (lambda results, page=page: levers_table(page, results))
-        for page in ("performance", "alignment", "transformer", "tatoeba", "corpus", "model")
+        for page in (
+            "performance",
+            "alignment",
+            "transformer",
+            "tatoeba",
+            "corpus",
+            "model",
+            "explorer",
+        )
     },
 }
 

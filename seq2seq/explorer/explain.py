@@ -376,6 +376,14 @@ class RunExplorer:
         )  # fmt: skip
 
 
+def run_names(run_dirs: Sequence[Path]) -> list[str]:
+    """Each run's folder name, with its parent's when two would read the same."""
+    names = [path.resolve().name for path in run_dirs]
+    if len(set(names)) < len(names):
+        names = [f"{path.resolve().parent.name}/{path.resolve().name}" for path in run_dirs]
+    return names
+
+
 def check_intervention(name: str | None, explorers: Sequence[RunExplorer]) -> None:
     """Refuse (400, one line with the valid ones) an intervention that no run here takes."""
     if name is None:

@@ -26,9 +26,18 @@ def bench_command(argv: Sequence[str]) -> str:
     return shlex.join(["python", "scripts/bench.py", *argv])
 
 
+#: The record of ``bench.py --explorer`` (results/explorer.json: docs/explorer.md's timings).
+EXPLORER_KEY = "explorer"
+
+
 def record_bench(
-    results_file: Path, result: dict[str, Any], argv: Sequence[str], beside: str | None
+    results_file: Path,
+    result: dict[str, Any],
+    argv: Sequence[str],
+    beside: str | None,
+    key: str = BENCH_KEY,
 ) -> None:
-    """Write ``result`` (what bench.json holds) as the record ``bench`` of ``results_file``."""
+    """Write ``result`` (what bench.json, or explorer.json, holds) as the record ``key`` of
+    ``results_file``."""
     made = provenance(bench_command(argv), result["bench_wall_seconds"], beside)
-    add_record(results_file, Record(BENCH_KEY, made, result))
+    add_record(results_file, Record(key, made, result))
