@@ -43,7 +43,8 @@ def _case(explorers: Sequence[Any], text: str, kind: str, repeats: int) -> dict[
         "kind": kind,
         "source_words": len(first["source"]) - 1,  # without <eos>
         "output_words": len(first["output"]),
-        "views": sum(len(run["views"]) for run in json.loads(body)["runs"]),
+        # a reading: the maps along the output, and along the reference where they differ
+        "readings": sum(len(run["views"]) for run in json.loads(body)["runs"]),
         "json_bytes": len(body),
         "median_ms": round(statistics.median(times), 1),
         "min_ms": round(min(times), 1),
@@ -98,13 +99,13 @@ def time_explorer(
 def format_explorer(result: dict[str, Any]) -> str:
     """The timings as a Markdown table (what docs/explorer.md renders from the record)."""
     rows = [
-        "| sentence | words in → out | maps | answer | median (min, max) |",
+        "| sentence | words in → out | readings | answer | median (min, max) |",
         "|---|---:|---:|---:|---:|",
     ]
     for case in result["cases"]:
         rows.append(
             f"| {case['kind']}: {case['sentence']} | {case['source_words']} → "
-            f"{case['output_words']} | {case['views']} | {case['json_bytes'] / 1000:.1f} KB | "
+            f"{case['output_words']} | {case['readings']} | {case['json_bytes'] / 1000:.1f} KB | "
             f"**{case['median_ms']:.0f} ms** ({case['min_ms']:.0f}, {case['max_ms']:.0f}) |"
         )
     return "\n".join(rows)
