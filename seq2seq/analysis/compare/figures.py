@@ -149,31 +149,31 @@ def _explain_groups(document: dict[str, Any], keys: dict[str, str]) -> dict[str,
     return groups
 
 
+def _explain_figure(
+    document: dict[str, Any], keys: dict[str, str], title: str, ylabel: str, top: float
+) -> Figure:
+    """Grouped bars of the explain columns ``keys`` per explained variant, or a placeholder
+    that says how to explain the runs."""
+    groups = _explain_groups(document, keys)
+    if not groups:
+        message = "no run was explained: python scripts/evaluate.py RUN --explain"
+        return plot_message(message, title=title)
+    return plot_grouped_bars(groups, ylabel=ylabel, title=title, ylim=(0.0, top))
+
+
 def explain_aer_figure(document: dict[str, Any]) -> Figure:
     """AER of every map against the gold links, per variant: the attention, Shift-Att (the
     Transformer) and the two attributions (bars ± sd over seeds)."""
     title = "Which map aligns with the truth? (AER, lower is better)"
-    groups = _explain_groups(document, EXPLAIN_MAPS)
-    if not groups:
-        return plot_message(
-            "no run was explained: python scripts/evaluate.py RUN --explain", title=title
-        )
-    return plot_grouped_bars(
-        groups, ylabel="test AER (mean ± sd over seeds)", title=title, ylim=(0.0, 1.05)
-    )
+    return _explain_figure(document, EXPLAIN_MAPS, title, "test AER (mean ± sd over seeds)", 1.05)
 
 
 def interventions_figure(document: dict[str, Any]) -> Figure:
     """Free-running test BLEU with the model's own attention and with it replaced (uniform,
     shuffled, one-hot at the maximum), per variant (bars ± sd over seeds)."""
     title = "Does the model use its attention? (BLEU, attention replaced)"
-    groups = _explain_groups(document, INTERVENTIONS)
-    if not groups:
-        return plot_message(
-            "no run was explained: python scripts/evaluate.py RUN --explain", title=title
-        )
-    return plot_grouped_bars(
-        groups, ylabel="test BLEU (mean ± sd over seeds)", title=title, ylim=(0.0, 105.0)
+    return _explain_figure(
+        document, INTERVENTIONS, title, "test BLEU (mean ± sd over seeds)", 105.0
     )
 
 
