@@ -37,14 +37,15 @@ def _case(explorers: Sequence[Any], text: str, kind: str, repeats: int) -> dict[
         started = time.perf_counter()
         answer()
         times.append((time.perf_counter() - started) * 1000)
-    first = json.loads(body)["runs"][0]
+    runs = json.loads(body)["runs"]
+    first = runs[0]
     return {
         "sentence": text,
         "kind": kind,
         "source_words": len(first["source"]) - 1,  # without <eos>
         "output_words": len(first["output"]),
         # a reading: the maps along the output, and along the reference where they differ
-        "readings": sum(len(run["views"]) for run in json.loads(body)["runs"]),
+        "readings": sum(len(run["views"]) for run in runs),
         "json_bytes": len(body),
         "median_ms": round(statistics.median(times), 1),
         "min_ms": round(min(times), 1),
